@@ -1,0 +1,17 @@
+# niwa_add_test(NAME SOURCES a.cpp ... [LIBS lib ...] [LABELS unit ...] [ARGS ...] [TIMEOUT s])
+# One Qt Test executable per unit, registered with ctest under its labels.
+function(niwa_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  set_target_properties(${name} PROPERTIES AUTOMOC ON RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests")
+  target_link_libraries(${name} PRIVATE niwa_test_support Qt6::Test niwa_warnings ${T_LIBS})
+  add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+endfunction()

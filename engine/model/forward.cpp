@@ -1,0 +1,190 @@
+#include "engine/model/forward.h"
+
+#include <cmath>
+
+namespace niwa::model {
+
+using kernels::Tensor;
+
+int StepPlan::n_logit_rows() const {
+    int n = 0;
+    for (const Range& r : logit_rows) n += int(r.size());
+    return n;
+}
+
+RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWeights& w, cache::RankCache& cache,
+                         kernels::Ops& ops, runtime::Communicator& comm, int max_tokens)
+    : hp_(hp), plan_(plan), w_(w), cache_(cache), ops_(ops), comm_(comm), max_tokens_(max_tokens) {
+    const int64_t d = hp.n_embd, D = hp.head_dim, ds = hp.ssm_d_state;
+    const int64_t nh = plan.q_heads.size(), nkv = plan.kv_heads.size();
+    const int64_t nk = int64_t(plan.k_heads.size()), nv = int64_t(plan.v_tiled.size());
+    x_ = buf(d), xn_ = buf(d), xr_ = buf(d), y_ = buf(d);
+    qg_ = buf(2 * nh * D), q_ = buf(nh * D), k_ = buf(nkv * D), v_ = buf(nkv * D), o_ = buf(nh * D),
+    or_ = buf(nh * D);
+    qkv_ = buf(2 * nk * ds + nv * ds), conv_ = buf(2 * nk * ds + nv * ds), z_ = buf(nv * ds), a_ = buf(nv),
+    b_ = buf(nv), qn_ = buf(nk * ds), kn_ = buf(nk * ds), go_ = buf(nv * ds), gr_ = buf(nv * ds);
+    fg_ = buf(plan.ffn.size()), fu_ = buf(plan.ffn.size()), fh_ = buf(plan.ffn.size());
+    logits_ = buf(plan.vocab.size());
+    auto ints = [&](size_t n) {
+        void* p = ops_.alloc(n * sizeof(int32_t));
+        owned_.push_back(p);
+        return static_cast<int32_t*>(p);
+    };
+    d_tokens_ = ints(size_t(max_tokens));
+    d_positions_ = ints(size_t(max_tokens));
+    d_slots_ = ints(size_t(max_tokens));
+}
+
+RankForward::~RankForward() {
+    for (void* p : owned_) ops_.free(p);
+}
+
+Tensor RankForward::buf(int64_t cols, int64_t rows) {
+    if (rows == 0) rows = max_tokens_;
+    const size_t bytes = size_t(std::max<int64_t>(1, rows * cols)) * sizeof(float);
+    void* p = ops_.alloc(bytes);
+    owned_.push_back(p);
+    return Tensor{p, kernels::DType::F32, rows, cols, cols};
+}
+
+void RankForward::upload_step(const StepPlan& s) {
+    n_tokens_ = s.n_tokens();
+    const size_t n = size_t(n_tokens_);
+    ops_.upload(d_tokens_, s.tokens.data(), n * sizeof(int32_t));
+    ops_.upload(d_positions_, s.positions.data(), n * sizeof(int32_t));
+    ops_.upload(d_slots_, s.slots.data(), n * sizeof(int32_t));
+    if (s.block_tables.size() > tables_cap_) {
+        if (d_tables_) ops_.free(d_tables_);
+        tables_cap_ = s.block_tables.size() * 2;
+        d_tables_ = static_cast<int32_t*>(ops_.alloc(tables_cap_ * sizeof(int32_t)));
+    }
+    if (!s.block_tables.empty())
+        ops_.upload(d_tables_, s.block_tables.data(), s.block_tables.size() * sizeof(int32_t));
+    if (s.seqs.size() > seqs_cap_) {
+        if (d_seqs_) ops_.free(d_seqs_);
+        seqs_cap_ = s.seqs.size() * 2;
+        d_seqs_ = static_cast<kernels::SeqInfo*>(ops_.alloc(seqs_cap_ * sizeof(kernels::SeqInfo)));
+    }
+    ops_.upload(d_seqs_, s.seqs.data(), s.seqs.size() * sizeof(kernels::SeqInfo));
+    host_seqs_ = s.seqs;
+    info_ = kernels::StepInfo{d_seqs_, int(s.seqs.size()), n_tokens_, d_positions_, d_slots_, d_tables_,
+                              host_seqs_.data()};
+}
+
+void RankForward::all_reduce(const Tensor& t) {
+    if (comm_.world() == 1) return;
+    ops_.synchronize();
+    comm_.all_reduce_sum(t.as<float>(), size_t(t.rows * t.ld));
+}
+
+void RankForward::run(const StepPlan& step, float* logits) {
+    upload_step(step);
+    const int64_t T = n_tokens_;
+    const Tensor x = first(x_, T), xn = first(xn_, T), y = first(y_, T);
+
+    ops_.embed(w_.embd, d_tokens_, plan_.vocab.begin, x);
+    all_reduce(x);
+    if (w_.embd_inverse) ops_.rotate(x, w_.embd_rot, /*signs_first=*/false, x);
+
+    for (int il = 0; il < hp_.n_layer; ++il) {
+        const LayerWeights& L = w_.layers[size_t(il)];
+        ops_.rmsnorm(x, L.attn_norm, hp_.rms_eps, xn);
+        if (L.attention)
+            attention_layer(il, xn, y);
+        else
+            gdn_layer(il, xn, y);
+        all_reduce(y);
+        ops_.add(x, y, x);
+        ops_.rmsnorm(x, L.post_norm, hp_.rms_eps, xn);
+        ffn(il, xn, y);
+        all_reduce(y);
+        ops_.add(x, y, x);
+    }
+
+    // Final norm on the rows that need logits, gathered to the front of xn.
+    int64_t out = 0;
+    for (const Range& r : step.logit_rows) {
+        ops_.rmsnorm(x.rows_view(r.begin, r.size()), w_.output_norm, hp_.rms_eps, xn_.rows_view(out, r.size()));
+        out += r.size();
+    }
+    if (out == 0) return;
+    const Tensor xo = first(xn_, out), xr = first(xr_, out), lg = first(logits_, out);
+    ops_.rotate(xo, w_.output_rot, /*signs_first=*/true, xr);
+    ops_.matmul(w_.output, xr, lg);
+    ops_.download(logits, lg.data, size_t(out * lg.cols) * sizeof(float));
+}
+
+void RankForward::attention_layer(int il, const Tensor& xn, const Tensor& y) {
+    const AttentionWeights& A = w_.layers[size_t(il)].attn;
+    const int64_t T = n_tokens_, D = hp_.head_dim;
+    const int64_t nh = plan_.q_heads.size(), nkv = plan_.kv_heads.size();
+    const Tensor xr = first(xr_, T);
+    ops_.rotate(xn, A.in_rot, true, xr);
+    const Tensor qg = first(qg_, T), k = first(k_, T), v = first(v_, T);
+    ops_.matmul(A.q, xr, qg);
+    ops_.matmul(A.k, xr, k);
+    ops_.matmul(A.v, xr, v);
+    // Per head, attn_q gives [query | gate]: view both halves as rows of one head each.
+    const Tensor heads{qg.data, qg.type, T * nh, 2 * D, 2 * D};
+    const Tensor q_rows{q_.data, q_.type, T * nh, D, D};
+    ops_.rmsnorm(heads.cols_view(0, D), A.q_norm, hp_.rms_eps, q_rows);
+    const Tensor k_rows{k.data, k.type, T * nkv, D, D};
+    ops_.rmsnorm(k_rows, A.k_norm, hp_.rms_eps, k_rows);
+    const Tensor q = first(q_, T);
+    ops_.rope(q, int(D), hp_.n_rot, hp_.rope_theta, info_);
+    ops_.rope(k, int(D), hp_.n_rot, hp_.rope_theta, info_);
+    const kernels::KvLayer& kv = cache_.kv[size_t(il)];
+    ops_.kv_store(kv, k, v, info_);
+    const Tensor o = first(o_, T);
+    ops_.attention(q, kv, plan_.kv_of_q.data(), 1.0f / std::sqrt(float(D)), info_, o);
+    const Tensor o_rows{o.data, o.type, T * nh, D, D};
+    ops_.sigmoid_mul(o_rows, heads.cols_view(D, D), o_rows);
+    const Tensor orot = first(or_, T);
+    ops_.rotate(o, A.out_rot, true, orot);
+    ops_.matmul(A.out, orot, y);
+}
+
+void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& y) {
+    const GdnWeights& G = w_.layers[size_t(il)].gdn;
+    const int64_t T = n_tokens_, ds = hp_.ssm_d_state;
+    const int64_t nk = int64_t(plan_.k_heads.size()), nv = int64_t(plan_.v_tiled.size());
+    const Tensor xr = first(xr_, T);
+    ops_.rotate(xn, G.in_rot, true, xr);
+    const Tensor qkv = first(qkv_, T), conv = first(conv_, T), z = first(z_, T), a = first(a_, T),
+                 b = first(b_, T);
+    ops_.matmul(G.qkv, xr, qkv);
+    ops_.matmul(G.gate, xr, z);
+    ops_.matmul(G.alpha, xn, a);  // ssm_alpha and ssm_beta read the plain normed input
+    ops_.matmul(G.beta, xn, b);
+    const kernels::GdnState& st = cache_.state[size_t(il)];
+    ops_.conv1d_silu(qkv, G.conv, hp_.ssm_conv_kernel, st, info_, conv);
+    const Tensor qn = first(qn_, T), kn = first(kn_, T);
+    for (int64_t h = 0; h < nk; ++h) {
+        ops_.l2norm(conv.cols_view(h * ds, ds), 1e-6f, qn.cols_view(h * ds, ds));
+        ops_.l2norm(conv.cols_view((nk + h) * ds, ds), 1e-6f, kn.cols_view(h * ds, ds));
+    }
+    ops_.gdn_gates(a, b, G.a, G.dt_bias);
+    const Tensor o = first(go_, T);
+    ops_.gated_delta_rule(qn, kn, conv.cols_view(2 * nk * ds, nv * ds), a, b, plan_.v_key.data(), int(ds), int(ds),
+                          1.0f / std::sqrt(float(ds)), st, info_, kernels::GdnMode::Auto, o);
+    const Tensor o_rows{o.data, o.type, T * nv, ds, ds};
+    const Tensor z_rows{z.data, z.type, T * nv, ds, ds};
+    ops_.rmsnorm_gated(o_rows, G.norm, z_rows, hp_.rms_eps, o_rows);
+    const Tensor orot = first(gr_, T);
+    ops_.rotate(o, G.out_rot, true, orot);
+    ops_.matmul(G.out, orot, y);
+}
+
+void RankForward::ffn(int il, const Tensor& xn, const Tensor& y) {
+    const LayerWeights& L = w_.layers[size_t(il)];
+    const int64_t T = n_tokens_;
+    const Tensor xr = first(xr_, T), g = first(fg_, T), u = first(fu_, T), h = first(fh_, T);
+    ops_.rotate(xn, L.ffn_in_rot, true, xr);
+    ops_.matmul(L.ffn_gate, xr, g);
+    ops_.matmul(L.ffn_up, xr, u);
+    ops_.swiglu(g, u, h);
+    ops_.rotate(h, L.ffn_down_rot, true, g);
+    ops_.matmul(L.ffn_down, g, y);
+}
+
+}  // namespace niwa::model

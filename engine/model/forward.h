@@ -1,0 +1,80 @@
+// The Qwen3.5 forward for one rank, written once against kernels/ops.h: embedding, 64
+// hybrid decoder layers (Gated DeltaNet or gated full attention, then SwiGLU), final norm and
+// this rank's slice of the logits. Ranks meet in all-reduces after each row-parallel matmul.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/cache/rank_cache.h"
+#include "engine/model/hparams.h"
+#include "engine/model/shard.h"
+#include "engine/model/weights.h"
+#include "engine/runtime/communicator.h"
+#include "kernels/ops.h"
+
+namespace niwa::model {
+
+// A step as the host describes it: the sequences, their tokens, and which rows need logits.
+struct StepPlan {
+    std::vector<kernels::SeqInfo> seqs;
+    std::vector<int32_t> tokens;        // [n_tokens]
+    std::vector<int32_t> positions;     // [n_tokens]
+    std::vector<int32_t> slots;         // [n_tokens] KV slot of each token
+    std::vector<int32_t> block_tables;  // concatenated, SeqInfo::table_start indexes it
+    std::vector<Range> logit_rows;      // runs of rows whose logits are wanted, in order
+
+    int n_tokens() const { return int(tokens.size()); }
+    int n_logit_rows() const;
+};
+
+class RankForward {
+public:
+    RankForward(const HParams& hp, const ShardPlan& plan, const RankWeights& w, cache::RankCache& cache,
+                kernels::Ops& ops, runtime::Communicator& comm, int max_tokens);
+    ~RankForward();
+    RankForward(const RankForward&) = delete;
+    RankForward& operator=(const RankForward&) = delete;
+
+    // Runs the step; writes this rank's logits [n_logit_rows, plan.vocab.size()] to host memory.
+    void run(const StepPlan& step, float* logits);
+
+private:
+    kernels::Tensor buf(int64_t cols, int64_t rows = 0);
+    void upload_step(const StepPlan& step);
+    void attention_layer(int il, const kernels::Tensor& xn, const kernels::Tensor& y);
+    void gdn_layer(int il, const kernels::Tensor& xn, const kernels::Tensor& y);
+    void ffn(int il, const kernels::Tensor& xn, const kernels::Tensor& y);
+    void all_reduce(const kernels::Tensor& t);
+    // rows [0, n) of a scratch tensor
+    static kernels::Tensor first(const kernels::Tensor& t, int64_t n) { return t.rows_view(0, n); }
+
+    const HParams& hp_;
+    const ShardPlan& plan_;
+    const RankWeights& w_;
+    cache::RankCache& cache_;
+    kernels::Ops& ops_;
+    runtime::Communicator& comm_;
+    int max_tokens_;
+    std::vector<void*> owned_;
+
+    // Scratch activations, max_tokens rows each.
+    kernels::Tensor x_, xn_, xr_, y_;
+    kernels::Tensor qg_, q_, k_, v_, o_, or_;             // attention
+    kernels::Tensor qkv_, conv_, z_, a_, b_, qn_, kn_, go_, gr_;  // GDN
+    kernels::Tensor fg_, fu_, fh_;                        // FFN
+    kernels::Tensor logits_;
+    // Step metadata in backend memory.
+    int32_t* d_tokens_ = nullptr;
+    int32_t* d_positions_ = nullptr;
+    int32_t* d_slots_ = nullptr;
+    int32_t* d_tables_ = nullptr;
+    size_t tables_cap_ = 0;
+    kernels::SeqInfo* d_seqs_ = nullptr;
+    size_t seqs_cap_ = 0;
+    kernels::StepInfo info_;
+    std::vector<kernels::SeqInfo> host_seqs_;
+    int n_tokens_ = 0;
+};
+
+}  // namespace niwa::model

@@ -1,0 +1,276 @@
+// Half-precision conversions and the packed weight blocks of formats.h, bit-exact with the
+// GGUF layouts (MODEL.md "GGUF"); every backend and the model writer share these.
+#include "kernels/formats.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace niwa::kernels {
+
+namespace {
+
+uint32_t float_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+float bits_float(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+// Rounds `value >> shift` to nearest, ties to even (shift >= 1).
+uint32_t shift_round_even(uint32_t value, int shift) {
+    const uint32_t q = value >> shift;
+    const uint32_t rem = value & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    return (rem > half || (rem == half && (q & 1))) ? q + 1 : q;
+}
+
+uint16_t load_u16(const uint8_t* p) {
+    return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
+
+void store_u16(uint8_t* p, uint16_t v) {
+    p[0] = static_cast<uint8_t>(v & 0xff);
+    p[1] = static_cast<uint8_t>(v >> 8);
+}
+
+// Trit n (0..4) of a PTQ1_0 byte: the byte is a fixed-point fraction of 3^5, so multiplying by
+// 3^n moves trit n to the top and `* 3 >> 8` reads it out.
+int ptq1_trit(uint8_t b, int n) {
+    static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+    const auto shifted = static_cast<uint8_t>(b * kPow3[n]);
+    return (shifted * 3) >> 8;
+}
+
+// The byte whose trits 0..4 are t[0..4] (each 0..2): ceil(v * 256 / 243), v the base-3 number
+// with trit 0 most significant.
+uint8_t ptq1_byte(const int* t) {
+    int v = 0;
+    for (int n = 0; n < 5; ++n) v = v * 3 + t[n];
+    return static_cast<uint8_t>((v * 256 + 242) / 243);
+}
+
+void check_blocks(DType t, int64_t n) {
+    const int64_t block = dtype_block_elems(t);
+    if (n < 0 || n % block != 0)
+        throw std::invalid_argument(std::string(dtype_name(t)) + " row of " + std::to_string(n) +
+                                    " elements is not a multiple of its block of " + std::to_string(block));
+}
+
+void dequantize_q8_0(const uint8_t* src, float* dst, int64_t n) {
+    for (int64_t b = 0; b < n / kQ8BlockElems; ++b, src += kQ8BlockBytes) {
+        const float d = fp16_to_f32(load_u16(src));
+        const auto* qs = reinterpret_cast<const int8_t*>(src + 2);
+        for (int j = 0; j < kQ8BlockElems; ++j) *dst++ = d * static_cast<float>(qs[j]);
+    }
+}
+
+void dequantize_pq2_0(const uint8_t* src, float* dst, int64_t n) {
+    for (int64_t b = 0; b < n / kQuantBlock; ++b, src += kPq2BlockBytes) {
+        const float d = fp16_to_f32(load_u16(src));
+        const uint8_t* qs = src + 2;
+        for (int j = 0; j < kQuantBlock; ++j) {
+            const int q = (qs[j / 4] >> (2 * (j % 4))) & 3;
+            *dst++ = static_cast<float>(q - 1) * d;
+        }
+    }
+}
+
+void dequantize_ptq1_0(const uint8_t* src, float* dst, int64_t n) {
+    for (int64_t b = 0; b < n / kQuantBlock; ++b, src += kPtq1BlockBytes, dst += kQuantBlock) {
+        const uint8_t* qs = src;
+        const uint8_t* qh = src + 24;
+        const float d = fp16_to_f32(load_u16(src + 26));
+        for (int n5 = 0; n5 < 5; ++n5) {
+            for (int m = 0; m < 16; ++m) dst[16 * n5 + m] = static_cast<float>(ptq1_trit(qs[m], n5) - 1) * d;
+            for (int m = 0; m < 8; ++m)
+                dst[80 + 8 * n5 + m] = static_cast<float>(ptq1_trit(qs[16 + m], n5) - 1) * d;
+        }
+        for (int n4 = 0; n4 < 4; ++n4)
+            for (int h = 0; h < 2; ++h)
+                dst[120 + 2 * n4 + h] = static_cast<float>(ptq1_trit(qh[h], n4) - 1) * d;
+    }
+}
+
+void pack_pq2_0(const int8_t* trits, uint16_t d, uint8_t* dst) {
+    store_u16(dst, d);
+    uint8_t* qs = dst + 2;
+    std::memset(qs, 0, 32);
+    for (int j = 0; j < kQuantBlock; ++j) qs[j / 4] |= static_cast<uint8_t>((trits[j] + 1) << (2 * (j % 4)));
+}
+
+void pack_ptq1_0(const int8_t* trits, uint16_t d, uint8_t* dst) {
+    int t[5];
+    for (int m = 0; m < 16; ++m) {
+        for (int n = 0; n < 5; ++n) t[n] = trits[16 * n + m] + 1;
+        dst[m] = ptq1_byte(t);
+    }
+    for (int m = 0; m < 8; ++m) {
+        for (int n = 0; n < 5; ++n) t[n] = trits[80 + 8 * n + m] + 1;
+        dst[16 + m] = ptq1_byte(t);
+    }
+    for (int h = 0; h < 2; ++h) {
+        for (int n = 0; n < 4; ++n) t[n] = trits[120 + 2 * n + h] + 1;
+        t[4] = 0;
+        dst[24 + h] = ptq1_byte(t);
+    }
+    store_u16(dst + 26, d);
+}
+
+}  // namespace
+
+const char* dtype_name(DType t) {
+    switch (t) {
+        case DType::F32:
+            return "F32";
+        case DType::F16:
+            return "F16";
+        case DType::Q8_0:
+            return "Q8_0";
+        case DType::BF16:
+            return "BF16";
+        case DType::PQ2_0:
+            return "PQ2_0";
+        case DType::PTQ1_0:
+            return "PTQ1_0";
+        case DType::I32:
+            return "I32";
+    }
+    return "unknown";
+}
+
+int64_t dtype_block_elems(DType t) {
+    switch (t) {
+        case DType::Q8_0:
+            return kQ8BlockElems;
+        case DType::PQ2_0:
+        case DType::PTQ1_0:
+            return kQuantBlock;
+        default:
+            return 1;
+    }
+}
+
+int64_t dtype_block_bytes(DType t) {
+    switch (t) {
+        case DType::F32:
+        case DType::I32:
+            return 4;
+        case DType::F16:
+        case DType::BF16:
+            return 2;
+        case DType::Q8_0:
+            return kQ8BlockBytes;
+        case DType::PQ2_0:
+            return kPq2BlockBytes;
+        case DType::PTQ1_0:
+            return kPtq1BlockBytes;
+    }
+    throw std::invalid_argument("unknown dtype " + std::to_string(static_cast<uint32_t>(t)));
+}
+
+size_t dtype_row_bytes(DType t, int64_t n) {
+    check_blocks(t, n);
+    return static_cast<size_t>(n / dtype_block_elems(t) * dtype_block_bytes(t));
+}
+
+float fp16_to_f32(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+    const uint32_t exp = (h >> 10) & 0x1f;
+    const uint32_t mant = h & 0x3ff;
+    if (exp == 0) {
+        // Subnormal (or zero): mant * 2^-24 is exact in fp32.
+        const float v = static_cast<float>(mant) * 0x1p-24f;
+        return (sign != 0) ? -v : v;
+    }
+    if (exp == 31) return bits_float(sign | 0x7f800000u | (mant << 13));
+    return bits_float(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t f32_to_fp16(float f) {
+    const uint32_t x = float_bits(f);
+    const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+    const uint32_t abs = x & 0x7fffffffu;
+    if (abs >= 0x7f800000u) {
+        if (abs == 0x7f800000u) return sign | 0x7c00;
+        return static_cast<uint16_t>(sign | 0x7e00 | ((abs >> 13) & 0x3ff));  // quiet NaN, payload kept
+    }
+    const int exp = static_cast<int>(abs >> 23);  // biased fp32 exponent
+    const uint32_t mant = abs & 0x7fffffu;
+    const int half_exp = exp - 112;
+    if (half_exp >= 31) return sign | 0x7c00;
+    if (half_exp <= 0) {
+        // Half subnormal: the value in units of 2^-24 is (mant | implicit) >> (126 - exp).
+        if (exp == 0) return sign;  // fp32 subnormals are far below half's smallest
+        const int shift = 126 - exp;
+        if (shift >= 25) return sign;
+        return static_cast<uint16_t>(sign | shift_round_even(mant | 0x800000u, shift));
+    }
+    // A carry out of the mantissa bumps the exponent, up to infinity: exactly right.
+    const uint32_t rounded = shift_round_even((static_cast<uint32_t>(half_exp) << 23) | mant, 13);
+    return static_cast<uint16_t>(sign | rounded);
+}
+
+float bf16_to_f32(uint16_t h) {
+    return bits_float(static_cast<uint32_t>(h) << 16);
+}
+
+uint16_t f32_to_bf16(float f) {
+    const uint32_t x = float_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
+    return static_cast<uint16_t>(shift_round_even(x, 16));
+}
+
+void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
+    check_blocks(t, n);
+    const auto* p = static_cast<const uint8_t*>(src);
+    switch (t) {
+        case DType::F32:
+            std::memcpy(dst, p, static_cast<size_t>(n) * sizeof(float));
+            return;
+        case DType::F16:
+            for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(load_u16(p + 2 * i));
+            return;
+        case DType::BF16:
+            for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(load_u16(p + 2 * i));
+            return;
+        case DType::Q8_0:
+            dequantize_q8_0(p, dst, n);
+            return;
+        case DType::PQ2_0:
+            dequantize_pq2_0(p, dst, n);
+            return;
+        case DType::PTQ1_0:
+            dequantize_ptq1_0(p, dst, n);
+            return;
+        case DType::I32:
+            break;
+    }
+    throw std::invalid_argument(std::string("dequantize_row: ") + dtype_name(t) + " is not a weight type");
+}
+
+void pack_ternary_row(DType t, const int8_t* trits, const float* scales, void* dst, int64_t n) {
+    if (t != DType::PQ2_0 && t != DType::PTQ1_0)
+        throw std::invalid_argument(std::string("pack_ternary_row: ") + dtype_name(t) +
+                                    " is not a ternary type (PQ2_0 or PTQ1_0)");
+    check_blocks(t, n);
+    for (int64_t i = 0; i < n; ++i)
+        if (trits[i] < -1 || trits[i] > 1)
+            throw std::invalid_argument("pack_ternary_row: value " + std::to_string(trits[i]) +
+                                        " at element " + std::to_string(i) + " is not a trit");
+    auto* out = static_cast<uint8_t*>(dst);
+    for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+        const uint16_t d = f32_to_fp16(scales[b]);
+        if (t == DType::PQ2_0)
+            pack_pq2_0(trits + b * kQuantBlock, d, out + b * kPq2BlockBytes);
+        else
+            pack_ptq1_0(trits + b * kQuantBlock, d, out + b * kPtq1BlockBytes);
+    }
+}
+
+}  // namespace niwa::kernels

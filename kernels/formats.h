@@ -1,0 +1,46 @@
+// Storage formats shared by every backend and by the model writer: half-precision
+// conversions and the packed weight blocks (MODEL.md "GGUF"). Host code, plain and exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace niwa::kernels {
+
+// Element types of weights and activations. The values of the GGUF types are GGUF's own.
+enum class DType : uint32_t {
+    F32 = 0,
+    F16 = 1,
+    Q8_0 = 8,
+    BF16 = 30,
+    PQ2_0 = 142,
+    PTQ1_0 = 143,
+    I32 = 1000,  // activations only (token ids, positions)
+};
+
+constexpr int kQuantBlock = 128;        // elements per PQ2_0 / PTQ1_0 block
+constexpr int kPq2BlockBytes = 34;      // fp16 d; u8 qs[32]
+constexpr int kPtq1BlockBytes = 28;     // u8 qs[24]; u8 qh[2]; fp16 d
+constexpr int kQ8BlockElems = 32;       // Q8_0: fp16 d; i8 qs[32]
+constexpr int kQ8BlockBytes = 34;
+
+const char* dtype_name(DType t);
+int64_t dtype_block_elems(DType t);  // 1 for plain types
+int64_t dtype_block_bytes(DType t);  // element size for plain types
+// Bytes of `n` elements of type t; n must be a multiple of the block size.
+size_t dtype_row_bytes(DType t, int64_t n);
+
+float fp16_to_f32(uint16_t h);
+uint16_t f32_to_fp16(float f);  // round to nearest even
+float bf16_to_f32(uint16_t h);
+uint16_t f32_to_bf16(float f);  // round to nearest even
+
+// Dequantizes `n` elements (a multiple of the type's block size) of a row of type t.
+void dequantize_row(DType t, const void* src, float* dst, int64_t n);
+
+// Packs `n` ternary values t[i] in {-1, 0, +1} with one scale per 128 elements
+// (scales[n / 128], rounded to fp16) into PQ2_0 or PTQ1_0. Both encodings of the same
+// trits and scales dequantize to identical values.
+void pack_ternary_row(DType t, const int8_t* trits, const float* scales, void* dst, int64_t n);
+
+}  // namespace niwa::kernels

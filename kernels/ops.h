@@ -1,0 +1,176 @@
+// The op interface: everything the model forward calls, and nothing else. One
+// implementation per backend (kernels/cpu: the fp32 oracle; kernels/cuda: the fast one).
+// All pointers handed to an op point into the backend's own memory (see Ops::alloc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/formats.h"
+
+namespace niwa::kernels {
+
+// A 2-D activation: `rows` rows of `cols` elements, rows `ld` elements apart (ld >= cols).
+struct Tensor {
+    void* data = nullptr;
+    DType type = DType::F32;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    int64_t ld = 0;
+
+    template <typename T>
+    T* as() const { return static_cast<T*>(data); }
+    // Views: columns [c0, c0 + n) of every row; rows [r0, r0 + n).
+    Tensor cols_view(int64_t c0, int64_t n) const;
+    Tensor rows_view(int64_t r0, int64_t n) const;
+};
+
+// A weight matrix of `out` rows by `in` columns (y = x · Wᵀ). Each row is packed in `type`
+// (PQ2_0, PTQ1_0, Q8_0, BF16, F16 or F32); rows are `row_stride` bytes apart, so a shard
+// can be a view into a larger matrix.
+struct Weight {
+    const void* data = nullptr;
+    DType type = DType::F32;
+    int64_t in = 0;
+    int64_t out = 0;
+    size_t row_stride = 0;
+};
+
+// The Prism block Hadamard: H_B on each block of `block` consecutive channels, and a ±1
+// sign vector (fp32, one per channel). block == 0 means no transform (unrotated file).
+struct Rotation {
+    int block = 0;
+    const float* signs = nullptr;
+};
+
+// One sequence's part of a step. Its new tokens are rows [q_start, q_start + n_q) of the
+// step's activations, at positions [pos0, pos0 + n_q).
+struct SeqInfo {
+    int32_t q_start = 0;
+    int32_t n_q = 0;
+    int32_t pos0 = 0;         // tokens already cached for this sequence before the step
+    int32_t state_slot = 0;   // recurrent-state slot (GDN and conv states)
+    int32_t table_start = 0;  // first entry of its block table in StepInfo::block_tables
+};
+
+// What the ops need to know about a step: its sequences and where each token goes.
+struct StepInfo {
+    const SeqInfo* seqs = nullptr;        // [n_seqs]
+    int n_seqs = 0;
+    int n_tokens = 0;
+    const int32_t* positions = nullptr;   // [n_tokens]
+    const int32_t* slots = nullptr;       // [n_tokens] KV slot: block * block_tokens + offset
+    const int32_t* block_tables = nullptr;  // concatenated per-sequence block tables
+    // The same sequence table in host memory (the CPU reads seqs directly; a GPU backend
+    // uses this to plan launches without a device round-trip).
+    const SeqInfo* host_seqs = nullptr;
+};
+
+// One attention layer's paged KV pool: [n_blocks][block_tokens][n_kv_heads][head_dim] for
+// K and for V.
+struct KvLayer {
+    void* k = nullptr;
+    void* v = nullptr;
+    DType type = DType::F32;
+    int n_blocks = 0;
+    int block_tokens = 0;
+    int n_kv_heads = 0;
+    int head_dim = 0;
+};
+
+// Recurrent state of one GDN layer: conv[n_slots][kernel-1][channels] and
+// ssm[n_slots][n_v_heads][head_k][head_v] (fp32).
+struct GdnState {
+    float* conv = nullptr;
+    float* ssm = nullptr;
+    int n_slots = 0;
+};
+
+enum class GdnMode { Auto, Recurrent, Chunked };
+
+struct SampleParams {
+    float temperature = 1.0f;  // <= 0: greedy (argmax)
+    int top_k = 0;             // 0: off
+    float top_p = 1.0f;        // 1: off
+    float min_p = 0.0f;        // 0: off
+    float uniform = 0.0f;      // a uniform draw in [0, 1) from the caller's RNG
+};
+
+class Ops {
+public:
+    virtual ~Ops() = default;
+    virtual const char* name() const = 0;
+    // True when the backend's memory is host memory, so weights can stay in the mapped
+    // file instead of being copied.
+    virtual bool host_memory() const { return false; }
+
+    // Memory of this backend.
+    virtual void* alloc(size_t bytes) = 0;
+    virtual void free(void* p) = 0;
+    virtual void upload(void* dst, const void* host_src, size_t bytes) = 0;
+    virtual void download(void* host_dst, const void* src, size_t bytes) = 0;
+    virtual void copy(void* dst, const void* src, size_t bytes) = 0;
+    virtual void zero(void* dst, size_t bytes) = 0;
+    virtual void synchronize() = 0;
+
+    // y[n, w.out] = x[n, w.in] · Wᵀ, fp32 accumulation.
+    virtual void matmul(const Weight& w, const Tensor& x, const Tensor& y) = 0;
+    // signs_first: y = H_B(s ⊙ x) (input of a folded weight);
+    // else y = s ⊙ H_B(x) (the embedding's inverse). y may alias x.
+    virtual void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) = 0;
+    // y[i] = row ids[i] - row0 of the table, dequantized; rows outside the table are zero
+    // (a vocabulary shard holds rows [row0, row0 + table.out)).
+    virtual void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) = 0;
+    // Per row of width y.cols (a row may be one head): y = x * rsqrt(mean(x²) + eps) * w.
+    virtual void rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) = 0;
+    // Per row: y = x * rsqrt(sum(x²) + eps) (GDN's q and k).
+    virtual void l2norm(const Tensor& x, float eps, const Tensor& y) = 0;
+    // y = a + b (y may alias a or b).
+    virtual void add(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
+    // y = silu(gate) * up.
+    virtual void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) = 0;
+    // y = x * sigmoid(gate).
+    virtual void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& y) = 0;
+    // In place, NeoX rotate-half on the first n_rot dims of each head of head_dim in x's
+    // rows, at positions step.positions[row].
+    virtual void rope(const Tensor& x, int head_dim, int n_rot, float theta, const StepInfo& step) = 0;
+
+    // Writes the step's K and V rows ([n_tokens, n_kv_heads * head_dim]) into the pool at
+    // step.slots.
+    virtual void kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) = 0;
+    // Causal attention of q ([n_tokens, n_q_heads * head_dim]) over each sequence's cached
+    // tokens (its new ones included, stored by kv_store first). Query head h reads KV head
+    // kv_of_q[h] (host array of n_q_heads). out has q's shape.
+    virtual void attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,
+                           const StepInfo& step, const Tensor& out) = 0;
+
+    // Causal depthwise conv over each sequence's tokens, continuing from (and updating) its
+    // conv state; w is [channels][kernel] fp32; y = silu(conv(x)). y may not alias x.
+    virtual void conv1d_silu(const Tensor& x, const float* w, int kernel, const GdnState& st,
+                             const StepInfo& step, const Tensor& y) = 0;
+    // In place on [n_tokens, n_v_heads]: alpha <- a[h] * softplus(alpha + dt_bias[h]) (the log
+    // decay g); beta <- sigmoid(beta).
+    virtual void gdn_gates(const Tensor& alpha, const Tensor& beta, const float* a,
+                           const float* dt_bias) = 0;
+    // Gated delta rule per value head h (key head key_of_v[h], host array) and token:
+    //   S = exp(g) S;  u = beta (v - Sᵀk);  S += k uᵀ;  o = Sᵀ (scale q)
+    // q, k: [n_tokens, n_k_heads * dk] (already L2-normalised); v, o: [n_tokens, n_v_heads * dv];
+    // g, beta: [n_tokens, n_v_heads]. State per slot, continued and updated.
+    virtual void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& g, const Tensor& beta, const int32_t* key_of_v,
+                                  int dk, int dv, float scale, const GdnState& st,
+                                  const StepInfo& step, GdnMode mode, const Tensor& o) = 0;
+    // Per row of width y.cols (one head): y = rmsnorm(x) * w * silu(z).
+    virtual void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps,
+                               const Tensor& y) = 0;
+
+    // One token per row of logits [n, vocab]: greedy or sampled per params[i]; params and
+    // out_ids are host arrays of n.
+    virtual void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) = 0;
+};
+
+// The CPU backend (kernels/cpu), with `threads` worker threads (0: hardware concurrency).
+std::unique_ptr<Ops> make_cpu_ops(int threads = 0);
+
+}  // namespace niwa::kernels

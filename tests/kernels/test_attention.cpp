@@ -1,0 +1,123 @@
+// Tests of the CPU kv_store and paged attention: sequences of mixed lengths with random block
+// tables, against dense causal attention in double over each sequence's own K and V.
+#include "kernels/ops.h"
+#include "tests/kernels/kernel_test_util.h"
+
+#include <QtTest>
+#include <algorithm>
+#include <numeric>
+
+using namespace niwa::kernels;
+using namespace niwa::kernels::test;
+
+class TestAttention : public QObject {
+    Q_OBJECT
+
+private slots:
+    void pagedMatchesDense() {
+        std::mt19937 rng(600);
+        const int n_blocks = 24, bt = 4, n_kv = 2, d = 16, n_heads = 6;
+        const int width = n_kv * d;
+        const std::vector<int32_t> kv_of_q = {0, 0, 0, 1, 1, 1};
+        struct Seq {
+            int pos0, n_q;
+        };
+        const std::vector<Seq> shape = {{0, 6}, {13, 1}, {5, 9}, {3, 2}};
+
+        // The pool starts as noise, so a read of a wrong slot shows.
+        std::vector<float> kpool = random_vector(rng, size_t(n_blocks) * bt * width, -5.0f, 5.0f);
+        std::vector<float> vpool = random_vector(rng, kpool.size(), -5.0f, 5.0f);
+        const KvLayer kv{kpool.data(), vpool.data(), DType::F32, n_blocks, bt, n_kv, d};
+
+        std::vector<int32_t> free_blocks(n_blocks);
+        std::iota(free_blocks.begin(), free_blocks.end(), 0);
+        std::shuffle(free_blocks.begin(), free_blocks.end(), rng);
+
+        std::vector<SeqInfo> seqs;
+        std::vector<int32_t> tables, positions, kv_slots;
+        std::vector<std::vector<float>> dense_k, dense_v;  // [len * width] per sequence
+        int n_tokens = 0;
+        for (const Seq& s : shape) n_tokens += s.n_q;
+        HostTensor k(n_tokens, width, width + 3), v(n_tokens, width, width + 1);
+        int row = 0;
+        for (const Seq& s : shape) {
+            const int len = s.pos0 + s.n_q;
+            SeqInfo si;
+            si.q_start = row;
+            si.n_q = s.n_q;
+            si.pos0 = s.pos0;
+            si.table_start = static_cast<int32_t>(tables.size());
+            seqs.push_back(si);
+            for (int b = 0; b < (len + bt - 1) / bt; ++b) {
+                tables.push_back(free_blocks.back());
+                free_blocks.pop_back();
+            }
+            dense_k.push_back(random_vector(rng, size_t(len) * width));
+            dense_v.push_back(random_vector(rng, size_t(len) * width));
+            for (int j = 0; j < len; ++j) {
+                const int slot = tables[si.table_start + j / bt] * bt + j % bt;
+                const float* kj = &dense_k.back()[size_t(j) * width];
+                const float* vj = &dense_v.back()[size_t(j) * width];
+                if (j < s.pos0) {  // cached by earlier steps
+                    std::copy(kj, kj + width, &kpool[size_t(slot) * width]);
+                    std::copy(vj, vj + width, &vpool[size_t(slot) * width]);
+                    continue;
+                }
+                std::copy(kj, kj + width, &k.at(row, 0));
+                std::copy(vj, vj + width, &v.at(row, 0));
+                positions.push_back(j);
+                kv_slots.push_back(slot);
+                ++row;
+            }
+        }
+        StepInfo step;
+        step.seqs = seqs.data();
+        step.host_seqs = seqs.data();
+        step.n_seqs = static_cast<int>(seqs.size());
+        step.n_tokens = n_tokens;
+        step.positions = positions.data();
+        set_kv_slots(step, kv_slots.data());
+        step.block_tables = tables.data();
+
+        auto ops = make_cpu_ops(3);
+        ops->kv_store(kv, k.t, v.t, step);
+        for (int t = 0; t < n_tokens; ++t)
+            for (int c = 0; c < width; ++c) {
+                QCOMPARE(kpool[size_t(kv_slots[t]) * width + c], k.at(t, c));
+                QCOMPARE(vpool[size_t(kv_slots[t]) * width + c], v.at(t, c));
+            }
+
+        const float scale = 0.3f;
+        const HostTensor q = random_tensor(rng, n_tokens, n_heads * d, n_heads * d + 2, -2.0f, 2.0f);
+        HostTensor out = random_tensor(rng, n_tokens, n_heads * d, n_heads * d + 4);
+        ops->attention(q.t, kv, kv_of_q.data(), scale, step, out.t);
+
+        for (size_t s = 0; s < shape.size(); ++s)
+            for (int i = 0; i < shape[s].n_q; ++i) {
+                const int r = seqs[s].q_start + i;
+                const int p = shape[s].pos0 + i;
+                for (int h = 0; h < n_heads; ++h) {
+                    const int kvh = kv_of_q[h];
+                    std::vector<double> w(p + 1);
+                    double mx = -1e300, sum = 0.0;
+                    for (int j = 0; j <= p; ++j) {
+                        double dot = 0.0;
+                        for (int c = 0; c < d; ++c)
+                            dot += double(q.at(r, h * d + c)) * dense_k[s][j * width + kvh * d + c];
+                        w[j] = dot * scale;
+                        mx = std::max(mx, w[j]);
+                    }
+                    for (double& x : w) sum += x = std::exp(x - mx);
+                    for (int c = 0; c < d; ++c) {
+                        double want = 0.0;
+                        for (int j = 0; j <= p; ++j) want += w[j] / sum * dense_v[s][j * width + kvh * d + c];
+                        QVERIFY2(std::abs(out.at(r, h * d + c) - want) < 1e-5,
+                                 qPrintable(QString("seq %1 token %2 head %3").arg(s).arg(i).arg(h)));
+                    }
+                }
+            }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestAttention)
+#include "test_attention.moc"

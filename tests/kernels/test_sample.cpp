@@ -1,0 +1,138 @@
+// Tests of the CPU sampler: greedy exactly, filtered distributions on hand-computed cases
+// (through a grid of uniforms), and a random vocabulary statistically.
+#include "kernels/ops.h"
+#include "tests/kernels/kernel_test_util.h"
+
+#include <QtTest>
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+using namespace niwa::kernels;
+using namespace niwa::kernels::test;
+
+namespace {
+
+// Draws one token per uniform from the same logits row, one row each in a single call.
+std::vector<int32_t> draw_many(Ops& ops, const std::vector<float>& logits, SampleParams sp,
+                               const std::vector<float>& uniforms) {
+    const auto vocab = static_cast<int64_t>(logits.size());
+    HostTensor t(static_cast<int64_t>(uniforms.size()), vocab, vocab + 3);
+    std::vector<SampleParams> params(uniforms.size(), sp);
+    for (size_t i = 0; i < uniforms.size(); ++i) {
+        std::copy(logits.begin(), logits.end(), &t.at(static_cast<int64_t>(i), 0));
+        params[i].uniform = uniforms[i];
+    }
+    std::vector<int32_t> ids(uniforms.size(), -1);
+    ops.sample(t.t, params.data(), ids.data());
+    return ids;
+}
+
+std::vector<float> grid(int n) {
+    std::vector<float> u(n);
+    for (int i = 0; i < n; ++i) u[i] = (i + 0.5f) / n;
+    return u;
+}
+
+// Frequencies from a uniform grid match `want` (id -> probability) to the grid's resolution.
+void check_grid(Ops& ops, const std::vector<float>& logits, SampleParams sp,
+                const std::map<int, double>& want) {
+    const int n = 20000;
+    const auto ids = draw_many(ops, logits, sp, grid(n));
+    std::map<int, int> count;
+    for (int32_t id : ids) ++count[id];
+    for (const auto& [id, c] : count) QVERIFY2(want.count(id), qPrintable(QString("drew id %1").arg(id)));
+    for (const auto& [id, p] : want)
+        QVERIFY2(std::abs(count[id] / double(n) - p) <= 2.0 / n,
+                 qPrintable(QString("id %1: %2 vs %3").arg(id).arg(count[id] / double(n)).arg(p)));
+}
+
+}  // namespace
+
+class TestSample : public QObject {
+    Q_OBJECT
+
+private slots:
+    void greedyTakesTheLowestArgmax() {
+        std::mt19937 rng(900);
+        auto ops = make_cpu_ops(2);
+        auto logits = random_vector(rng, 100, -5.0f, 5.0f);
+        logits[37] = logits[81] = 9.0f;
+        for (float u : {0.0f, 0.5f, 0.999f}) {
+            QCOMPARE(draw_many(*ops, logits, SampleParams{0.0f, 0, 1.0f, 0.0f, 0.0f}, {u})[0], 37);
+            QCOMPARE(draw_many(*ops, logits, SampleParams{-1.0f, 50, 0.5f, 0.1f, 0.0f}, {u})[0], 37);
+            QCOMPARE(draw_many(*ops, logits, SampleParams{1.5f, 1, 1.0f, 0.0f, 0.0f}, {u})[0], 37);
+        }
+    }
+
+    void handComputedDistributions() {
+        auto ops = make_cpu_ops(2);
+        const std::vector<float> logits = {std::log(0.1f), std::log(0.4f), std::log(0.2f), std::log(0.3f)};
+        auto sp = [](float temp, int k, float p, float minp) { return SampleParams{temp, k, p, minp, 0.0f}; };
+        check_grid(*ops, logits, sp(1.0f, 0, 1.0f, 0.0f), {{0, 0.1}, {1, 0.4}, {2, 0.2}, {3, 0.3}});
+        check_grid(*ops, logits, sp(1.0f, 0, 0.6f, 0.0f), {{1, 4.0 / 7}, {3, 3.0 / 7}});
+        check_grid(*ops, logits, sp(1.0f, 3, 1.0f, 0.0f), {{1, 4.0 / 9}, {3, 3.0 / 9}, {2, 2.0 / 9}});
+        // top_p over the probabilities renormalised after top_k: 4/9 + 3/9 >= 0.75.
+        check_grid(*ops, logits, sp(1.0f, 3, 0.75f, 0.0f), {{1, 4.0 / 7}, {3, 3.0 / 7}});
+        check_grid(*ops, logits, sp(1.0f, 0, 1.0f, 0.6f), {{1, 4.0 / 7}, {3, 3.0 / 7}});
+        check_grid(*ops, logits, sp(1.0f, 0, 1.0f, 0.45f), {{1, 4.0 / 9}, {3, 3.0 / 9}, {2, 2.0 / 9}});
+        const double z = std::sqrt(0.1) + std::sqrt(0.4) + std::sqrt(0.2) + std::sqrt(0.3);
+        check_grid(*ops, logits, sp(2.0f, 0, 1.0f, 0.0f),
+                   {{0, std::sqrt(0.1) / z},
+                    {1, std::sqrt(0.4) / z},
+                    {2, std::sqrt(0.2) / z},
+                    {3, std::sqrt(0.3) / z}});
+        // The inverse CDF runs over tokens in descending probability.
+        const auto ids = draw_many(*ops, logits, sp(1.0f, 0, 1.0f, 0.0f),
+                                   {0.0f, 0.39f, 0.41f, 0.69f, 0.71f, 0.89f, 0.95f});
+        QCOMPARE(ids, (std::vector<int32_t>{1, 1, 3, 3, 2, 2, 0}));
+    }
+
+    void randomVocabularyStatistically() {
+        std::mt19937 rng(901);
+        auto ops = make_cpu_ops(2);
+        const int vocab = 50;
+        const auto logits = random_vector(rng, vocab, -3.0f, 3.0f);
+        const SampleParams sp{0.8f, 20, 0.9f, 0.05f, 0.0f};
+        // Expected: softmax(l / T); the 20 most likely; the smallest prefix reaching 0.9 of their
+        // mass; then those at least 0.05 of the most likely; renormalised.
+        std::vector<double> p(vocab);
+        double z = 0.0;
+        for (int i = 0; i < vocab; ++i) z += p[i] = std::exp(logits[i] / 0.8);
+        std::vector<int> order(vocab);
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+        order.resize(20);
+        double mass = 0.0;
+        for (int id : order) mass += p[id];
+        size_t keep = 0;
+        for (double cum = 0.0; keep < order.size() && cum < 0.9 * mass;) cum += p[order[keep++]];
+        order.resize(keep);
+        order.erase(
+            std::remove_if(order.begin(), order.end(), [&](int id) { return p[id] < 0.05 * p[order[0]]; }),
+            order.end());
+        QVERIFY(order.size() >= 3);
+        double kept = 0.0;
+        for (int id : order) kept += p[id];
+
+        const int n = 40000;
+        std::uniform_real_distribution<float> unif(0.0f, 1.0f);
+        std::vector<float> u(n);
+        for (float& x : u) x = unif(rng);
+        std::vector<int> count(vocab, 0);
+        for (int32_t id : draw_many(*ops, logits, sp, u)) ++count[id];
+        int drawn_outside = 0;
+        for (int id = 0; id < vocab; ++id)
+            if (std::find(order.begin(), order.end(), id) == order.end()) drawn_outside += count[id];
+        QCOMPARE(drawn_outside, 0);
+        for (int id : order) {
+            const double want = p[id] / kept;
+            const double sigma = std::sqrt(want * (1 - want) / n);
+            QVERIFY2(std::abs(count[id] / double(n) - want) < 5 * sigma + 1e-9,
+                     qPrintable(QString("id %1: %2 vs %3").arg(id).arg(count[id] / double(n)).arg(want)));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSample)
+#include "test_sample.moc"
