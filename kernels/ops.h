@@ -60,7 +60,7 @@ struct StepInfo {
     int n_seqs = 0;
     int n_tokens = 0;
     const int32_t* positions = nullptr;   // [n_tokens]
-    const int32_t* slots = nullptr;       // [n_tokens] KV slot: block * block_tokens + offset
+    const int32_t* kv_slots = nullptr;    // [n_tokens] KV slot: block * block_tokens + offset
     const int32_t* block_tables = nullptr;  // concatenated per-sequence block tables
     // The same sequence table in host memory (the CPU reads seqs directly; a GPU backend
     // uses this to plan launches without a device round-trip).
@@ -137,7 +137,7 @@ public:
     virtual void rope(const Tensor& x, int head_dim, int n_rot, float theta, const StepInfo& step) = 0;
 
     // Writes the step's K and V rows ([n_tokens, n_kv_heads * head_dim]) into the pool at
-    // step.slots.
+    // step.kv_slots.
     virtual void kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) = 0;
     // Causal attention of q ([n_tokens, n_q_heads * head_dim]) over each sequence's cached
     // tokens (its new ones included, stored by kv_store first). Query head h reads KV head

@@ -1,6 +1,7 @@
 // `niwa-engine inspect --model FILE [--json] [--tensors]`: what a GGUF file holds, as text
 // or JSON: its metadata (long values shortened), tensor counts by type and, on request,
 // every tensor. Reader errors reach the user verbatim (exit code 1, through main()).
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <map>
@@ -64,6 +65,16 @@ std::string quoted(std::string_view s, size_t max) {
     return out;
 }
 
+// Keys and tensor names as they are, unless odd bytes (controls, spaces, quotes) would make
+// the line ambiguous; then quoted.
+std::string name_text(std::string_view s) {
+    const bool plain = !s.empty() && s.size() <= 96 && std::all_of(s.begin(), s.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u > 0x20 && u != 0x7f && c != '"' && c != '\\';
+    });
+    return plain ? std::string(s) : quoted(s, 96);
+}
+
 template <class F>
 std::string shortest(F v) {
     char buf[64];
@@ -85,7 +96,7 @@ std::string scalar_text(const Scalar& s) {
 
 std::string value_text(const Value& v) {
     if (v.type != gguf::ValueType::ARRAY) return scalar_text(v.scalar);
-    std::string out = std::to_string(v.array.size()) + " items [";
+    std::string out = std::to_string(v.array.size()) + (v.array.size() == 1 ? " item [" : " items [");
     for (size_t i = 0; i < v.array.size() && i < kArrayHead; ++i)
         out += (i ? ", " : "") + scalar_text(v.array[i]);
     if (v.array.size() > kArrayHead) out += ", ...";
@@ -165,7 +176,7 @@ void print_text(const Reader& r, bool tensors) {
                 headline(r, "general.name").c_str(), headline(r, "general.file_type").c_str());
     std::printf("\nmetadata: %zu keys\n", r.metadata().size());
     for (const auto& kv : r.metadata())
-        std::printf("  %-48s %-9s %s\n", quoted(kv.key, 96).c_str(), gguf::type_name(kv.value).c_str(),
+        std::printf("  %-48s %-9s %s\n", name_text(kv.key).c_str(), gguf::type_name(kv.value).c_str(),
                     value_text(kv.value).c_str());
     TypeTotal all;
     const auto by_type = totals_by_type(r, all);
@@ -177,7 +188,7 @@ void print_text(const Reader& r, bool tensors) {
     if (!tensors) return;
     std::printf("\n");
     for (const auto& t : r.tensors())
-        std::printf("  %-40s %-7s %-24s %llu\n", quoted(t.name, 96).c_str(),
+        std::printf("  %-40s %-7s %-24s %llu\n", name_text(t.name).c_str(),
                     std::string(gguf::to_string(t.type)).c_str(), shape_text(t).c_str(),
                     static_cast<unsigned long long>(t.nbytes));
 }

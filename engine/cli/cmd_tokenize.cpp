@@ -30,7 +30,8 @@ constexpr const char* kHelp =
     "  --json                 with --bench: print one JSON object\n";
 
 text::Tokenizer load(const Args& a) {
-    if (a.has("model") == a.has("tokenizer-json")) throw UsageError("give exactly one of --model and --tokenizer-json");
+    if (a.has("model") == a.has("tokenizer-json"))
+        throw UsageError("give exactly one of --model and --tokenizer-json");
     if (a.has("tokenizer-json")) return text::Tokenizer::from_hf_json(a.str("tokenizer-json"));
     const gguf::Reader r = gguf::Reader::open(a.str("model"));
     return text::Tokenizer::from_gguf(r);
@@ -56,14 +57,15 @@ int bench(const text::Tokenizer& tok, const Args& a) {
     const double warm = timed(tokens);
     const double mb = static_cast<double>(data.size()) / 1e6;
     if (a.flag("json")) {
-        const nlohmann::json j = {{"bytes", data.size()},       {"tokens", tokens},
-                                  {"seconds", cold},            {"mb_per_s", mb / cold},
-                                  {"seconds_warm", warm},       {"mb_per_s_warm", mb / warm},
-                                  {"pre", tok.pre_tokenizer()}, {"n_vocab", tok.n_vocab()}};
+        const nlohmann::json j = {
+            {"bytes", data.size()},       {"tokens", tokens},        {"seconds", cold},
+            {"mb_per_s", mb / cold},      {"seconds_warm", warm},    {"mb_per_s_warm", mb / warm},
+            {"pre", tok.pre_tokenizer()}, {"n_vocab", tok.n_vocab()}};
         std::printf("%s\n", j.dump().c_str());
     } else {
-        std::printf("bytes    %zu\ntokens   %zu\nseconds  %.4f (warm cache %.4f)\nMB/s     %.2f (warm cache %.2f)\n",
-                    data.size(), tokens, cold, warm, mb / cold, mb / warm);
+        std::printf(
+            "bytes    %zu\ntokens   %zu\nseconds  %.4f (warm cache %.4f)\nMB/s     %.2f (warm cache %.2f)\n",
+            data.size(), tokens, cold, warm, mb / cold, mb / warm);
     }
     return 0;
 }

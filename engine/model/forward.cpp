@@ -52,7 +52,7 @@ void RankForward::upload_step(const StepPlan& s) {
     const size_t n = size_t(n_tokens_);
     ops_.upload(d_tokens_, s.tokens.data(), n * sizeof(int32_t));
     ops_.upload(d_positions_, s.positions.data(), n * sizeof(int32_t));
-    ops_.upload(d_slots_, s.slots.data(), n * sizeof(int32_t));
+    ops_.upload(d_slots_, s.kv_slots.data(), n * sizeof(int32_t));
     if (s.block_tables.size() > tables_cap_) {
         if (d_tables_) ops_.free(d_tables_);
         tables_cap_ = s.block_tables.size() * 2;

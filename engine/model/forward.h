@@ -20,7 +20,7 @@ struct StepPlan {
     std::vector<kernels::SeqInfo> seqs;
     std::vector<int32_t> tokens;        // [n_tokens]
     std::vector<int32_t> positions;     // [n_tokens]
-    std::vector<int32_t> slots;         // [n_tokens] KV slot of each token
+    std::vector<int32_t> kv_slots;      // [n_tokens] KV slot of each token
     std::vector<int32_t> block_tables;  // concatenated, SeqInfo::table_start indexes it
     std::vector<Range> logit_rows;      // runs of rows whose logits are wanted, in order
 

@@ -18,6 +18,9 @@ constexpr const char* kAxis = "input-last-dimension";
 
 PrismRotation PrismRotation::from_gguf(const gguf::Reader& r) {
     PrismRotation p;
+    // The value-head order of ssm_out's input is independent of the rotation: read it even
+    // from a file that is not rotated.
+    p.gdn_v_grouped = r.opt_bool("prism.hadamard.gdn_v_grouped").value_or(false);
     if (!r.has("prism.hadamard.version")) return p;
     const uint32_t version = r.get_u32("prism.hadamard.version");
     if (version != 1) bad("version " + std::to_string(version) + " is not supported (this engine reads version 1)");
@@ -31,7 +34,6 @@ PrismRotation PrismRotation::from_gguf(const gguf::Reader& r) {
     for (auto& n : r.get_string_array("prism.hadamard.weight_names")) p.folded.insert(n);
     if (r.has("prism.hadamard.inverse_weight_names"))
         for (auto& n : r.get_string_array("prism.hadamard.inverse_weight_names")) p.inverse.insert(n);
-    p.gdn_v_grouped = r.opt_bool("prism.hadamard.gdn_v_grouped").value_or(false);
 
     const std::vector<int32_t> widths = r.get_i32_array("prism.hadamard.sign_widths");
     const std::string mode = r.get_string("prism.hadamard.sign_mode");
@@ -62,7 +64,10 @@ PrismRotation PrismRotation::from_gguf(const gguf::Reader& r) {
 }
 
 void PrismRotation::to_gguf(gguf::Writer& w) const {
-    if (!enabled) return;
+    if (!enabled) {
+        if (gdn_v_grouped) w.add_bool("prism.hadamard.gdn_v_grouped", true);
+        return;
+    }
     w.add_u32("prism.hadamard.version", 1);
     w.add_u32("prism.hadamard.block_size", uint32_t(block));
     w.add_string("prism.hadamard.transform", kTransform);

@@ -21,7 +21,7 @@ struct PrismRotation {
     std::map<int64_t, std::vector<float>> signs;  // input width -> ±1 per channel
     std::set<std::string> folded;                 // weights stored as W·H·diag(s)
     std::set<std::string> inverse;                // weights stored the other way (the embedding)
-    bool gdn_v_grouped = false;                   // ssm_out reads value heads in grouped order
+    bool gdn_v_grouped = false;  // ssm_out reads value heads in grouped order (also in unrotated files)
 
     // Reads prism.hadamard.*; a file without them is unrotated. Throws on malformed metadata
     // (unknown version/transform/axis, signs that are not ±1, lengths that do not add up).

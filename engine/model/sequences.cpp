@@ -50,7 +50,7 @@ std::vector<std::vector<float>> Sequences::feed(const std::vector<Input>& inputs
                 const int32_t pos = s.pos + int32_t(t);
                 step.tokens.push_back(in.tokens[done[i] + t]);
                 step.positions.push_back(pos);
-                step.slots.push_back(s.blocks[size_t(pos / bt)] * bt + pos % bt);
+                step.kv_slots.push_back(s.blocks[size_t(pos / bt)] * bt + pos % bt);
             }
             const bool last = done[i] + n == in.tokens.size();
             if (all_logits) {

@@ -19,7 +19,8 @@ constexpr std::string_view kQwen35Hf =
 // the reference tokenizers' regex engine matches): PCRE2's own \s leaves out U+0085.
 #define NIWA_WS R"(\t-\r\x{85}\p{Z})"
 constexpr const char* kQwen2 = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^)" NIWA_WS
-    R"(\p{L}\p{N}]+[\r\n]*|[)" NIWA_WS R"(]*[\r\n]+|[)" NIWA_WS R"(]+(?![^)" NIWA_WS R"(])|[)" NIWA_WS R"(]+)";
+                               R"(\p{L}\p{N}]+[\r\n]*|[)" NIWA_WS R"(]*[\r\n]+|[)" NIWA_WS
+                               R"(]+(?![^)" NIWA_WS R"(])|[)" NIWA_WS R"(]+)";
 constexpr const char* kQwen35 =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^)" NIWA_WS
     R"(\p{L}\p{M}\p{N}]+[\r\n]*|[)" NIWA_WS R"(]*[\r\n]+|[)" NIWA_WS R"(]+(?![^)" NIWA_WS R"(])|[)" NIWA_WS
@@ -95,8 +96,8 @@ void PreTokenizer::split(std::string_view text, const std::function<void(std::st
     size_t emitted = 0;  // text before this has been handed out
     while (pos < text.size()) {
         // The text is validated once by the caller; NO_UTF_CHECK keeps each match O(piece).
-        const int rc = regex_->jit ? pcre2_jit_match(regex_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK,
-                                                     md.get(), nullptr)
+        const int rc = regex_->jit ? pcre2_jit_match(regex_->code, subject, text.size(), pos,
+                                                     PCRE2_NO_UTF_CHECK, md.get(), nullptr)
                                    : pcre2_match(regex_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK,
                                                  md.get(), nullptr);
         if (rc == PCRE2_ERROR_NOMATCH) break;

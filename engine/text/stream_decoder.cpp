@@ -7,7 +7,8 @@
 
 namespace niwa::text {
 
-StreamDecoder::StreamDecoder(const Tokenizer& t, bool skip_special) : tokenizer_(t), skip_special_(skip_special) {}
+StreamDecoder::StreamDecoder(const Tokenizer& t, bool skip_special)
+    : tokenizer_(t), skip_special_(skip_special) {}
 
 std::string StreamDecoder::push(int32_t id) {
     const Tokenizer::Impl& im = *tokenizer_.impl_;

@@ -56,7 +56,8 @@ Tokenizer::Impl::Impl(TokenizerSpec spec)
         if (k != TokenKind::kNormal) {
             bytes[id] = spec.tokens[id];
             if (spec.tokens[id].empty()) continue;
-            added_by_first_byte[static_cast<unsigned char>(spec.tokens[id][0])].push_back(static_cast<int32_t>(id));
+            added_by_first_byte[static_cast<unsigned char>(spec.tokens[id][0])].push_back(
+                static_cast<int32_t>(id));
             continue;
         }
         auto decoded = byte_level_decode(spec.tokens[id]);
@@ -67,9 +68,8 @@ Tokenizer::Impl::Impl(TokenizerSpec spec)
         if (ignore_merges) by_bytes.try_emplace(bytes[id], static_cast<int32_t>(id));
     }
     for (auto& list : added_by_first_byte)
-        std::stable_sort(list.begin(), list.end(), [&](int32_t a, int32_t b) {
-            return spec.tokens[a].size() > spec.tokens[b].size();
-        });
+        std::stable_sort(list.begin(), list.end(),
+                         [&](int32_t a, int32_t b) { return spec.tokens[a].size() > spec.tokens[b].size(); });
 
     int32_t rank = 0;
     for (const auto& [left, right] : spec.merges) {
@@ -166,7 +166,9 @@ std::optional<int32_t> Tokenizer::find_token(std::string_view text) const {
     return it->second;
 }
 
-int32_t Tokenizer::n_vocab() const { return static_cast<int32_t>(impl_->text.size()); }
+int32_t Tokenizer::n_vocab() const {
+    return static_cast<int32_t>(impl_->text.size());
+}
 
 std::vector<int32_t> Tokenizer::eos_ids() const {
     std::vector<int32_t> ids = impl_->eos;
@@ -181,6 +183,8 @@ bool Tokenizer::is_special(int32_t id) const {
     return id >= 0 && id < n_vocab() && impl_->kind[id] == TokenKind::kSpecial;
 }
 
-const std::string& Tokenizer::pre_tokenizer() const { return impl_->pre.name(); }
+const std::string& Tokenizer::pre_tokenizer() const {
+    return impl_->pre.name();
+}
 
 }  // namespace niwa::text

@@ -25,7 +25,7 @@ void BpeMerger::encode(std::string_view word, std::vector<int32_t>& out) const {
     }
     {
         std::shared_lock lock(cache_mutex_);
-        auto it = cache_.find(std::string(word));
+        auto it = cache_.find(word);
         if (it != cache_.end()) {
             out.insert(out.end(), it->second.begin(), it->second.end());
             return;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -46,8 +47,12 @@ private:
     // that matter come back at once, and the bound keeps a long-running server's memory flat.
     static constexpr size_t kCacheEntries = 1 << 16;
     static constexpr size_t kCacheWordBytes = 64;
+    struct WordHash {  // lets the cache be searched with a string_view, without a copy
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
     mutable std::shared_mutex cache_mutex_;
-    mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+    mutable std::unordered_map<std::string, std::vector<int32_t>, WordHash, std::equal_to<>> cache_;
 };
 
 }  // namespace niwa::text

@@ -9,7 +9,14 @@ namespace niwa::text {
 namespace {
 
 // llama.cpp's token types.
-enum GgufTokenType : int32_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+enum GgufTokenType : int32_t {
+    kNormal = 1,
+    kUnknown = 2,
+    kControl = 3,
+    kUserDefined = 4,
+    kUnused = 5,
+    kByte = 6
+};
 
 TokenKind kind_of(int64_t type) {
     switch (type) {
@@ -60,7 +67,8 @@ Tokenizer Tokenizer::from_gguf(const gguf::Reader& r) {
             // character) separates the pair.
             const size_t space = m.find(' ', 1);
             if (space == std::string::npos)
-                throw std::runtime_error(r.path() + ": tokenizer.ggml.merges entry '" + m + "' is not 'left right'");
+                throw std::runtime_error(r.path() + ": tokenizer.ggml.merges entry '" + m +
+                                         "' is not 'left right'");
             spec.merges.emplace_back(m.substr(0, space), m.substr(space + 1));
         }
     }
@@ -68,7 +76,8 @@ Tokenizer Tokenizer::from_gguf(const gguf::Reader& r) {
         if (auto id = r.opt_u32(key)) {
             if (*id >= spec.tokens.size())
                 throw std::runtime_error(r.path() + ": " + key + " = " + std::to_string(*id) +
-                                         " is outside the vocabulary of " + std::to_string(spec.tokens.size()));
+                                         " is outside the vocabulary of " +
+                                         std::to_string(spec.tokens.size()));
             spec.eos.push_back(static_cast<int32_t>(*id));
         }
     }

@@ -29,7 +29,9 @@ json read_json(const std::string& path) {
     }
 }
 
-std::string type_of(const json& j) { return j.is_object() ? j.value("type", std::string()) : std::string(); }
+std::string type_of(const json& j) {
+    return j.is_object() ? j.value("type", std::string()) : std::string();
+}
 
 void check_normalizer(const std::string& path, const json& n) {
     if (n.is_null() || type_of(n) == "NFC") return;
@@ -67,7 +69,8 @@ void read_model(const std::string& path, const json& m, TokenizerSpec& spec) {
     spec.ignore_merges = m.value("ignore_merges", false);
     for (const auto& [text, id] : m.at("vocab").items()) {
         const int64_t i = id.get<int64_t>();
-        if (i < 0 || i > (int64_t{1} << 30)) throw std::runtime_error(path + ": vocab id " + std::to_string(i));
+        if (i < 0 || i > (int64_t{1} << 30))
+            throw std::runtime_error(path + ": vocab id " + std::to_string(i));
         if (static_cast<size_t>(i) >= spec.tokens.size()) {
             spec.tokens.resize(i + 1);
             spec.kinds.resize(i + 1, TokenKind::kUnused);
@@ -82,7 +85,8 @@ void read_model(const std::string& path, const json& m, TokenizerSpec& spec) {
         }
         const std::string s = merge.get<std::string>();
         const size_t space = s.find(' ', 1);
-        if (space == std::string::npos) throw std::runtime_error(path + ": merge '" + s + "' is not 'left right'");
+        if (space == std::string::npos)
+            throw std::runtime_error(path + ": merge '" + s + "' is not 'left right'");
         spec.merges.emplace_back(s.substr(0, space), s.substr(space + 1));
     }
 }
@@ -93,7 +97,8 @@ void read_added_tokens(const std::string& path, const json& added, TokenizerSpec
         const std::string content = t.at("content").get<std::string>();
         if (t.value("lstrip", false) || t.value("rstrip", false) || t.value("single_word", false))
             unsupported(path, "added token '" + content + "' uses lstrip/rstrip/single_word");
-        if (id < 0 || id > (int64_t{1} << 30)) throw std::runtime_error(path + ": added token id " + std::to_string(id));
+        if (id < 0 || id > (int64_t{1} << 30))
+            throw std::runtime_error(path + ": added token id " + std::to_string(id));
         if (static_cast<size_t>(id) >= spec.tokens.size()) {
             spec.tokens.resize(id + 1);
             spec.kinds.resize(id + 1, TokenKind::kUnused);
@@ -110,9 +115,12 @@ void read_eos(const std::string& path, TokenizerSpec& spec) {
     const json c = read_json(config.string());
     if (!c.contains("eos_token")) return;
     const json& e = c["eos_token"];
-    const std::string eos = e.is_string() ? e.get<std::string>() : e.is_object() ? e.value("content", "") : "";
+    const std::string eos = e.is_string()   ? e.get<std::string>()
+                            : e.is_object() ? e.value("content", "")
+                                            : "";
     for (size_t id = 0; id < spec.tokens.size(); ++id)
-        if (spec.kinds[id] != TokenKind::kUnused && spec.tokens[id] == eos) spec.eos.push_back(static_cast<int32_t>(id));
+        if (spec.kinds[id] != TokenKind::kUnused && spec.tokens[id] == eos)
+            spec.eos.push_back(static_cast<int32_t>(id));
 }
 
 }  // namespace

@@ -23,13 +23,13 @@ enum class TokenKind : uint8_t {
 };
 
 struct TokenizerSpec {
-    std::string source;                     // the file, for messages
-    std::vector<std::string> tokens;        // id -> text (byte-level symbols; raw text for added tokens)
-    std::vector<TokenKind> kinds;           // same length as tokens
+    std::string source;               // the file, for messages
+    std::vector<std::string> tokens;  // id -> text (byte-level symbols; raw text for added tokens)
+    std::vector<TokenKind> kinds;     // same length as tokens
     std::vector<std::pair<std::string, std::string>> merges;  // in rank order
-    std::string pre;                        // pre-tokenizer name
-    std::vector<int32_t> eos;               // declared end-of-sequence ids
-    bool ignore_merges = false;             // a whole pre-token found in the vocabulary is kept
+    std::string pre;                                          // pre-tokenizer name
+    std::vector<int32_t> eos;                                 // declared end-of-sequence ids
+    bool ignore_merges = false;  // a whole pre-token found in the vocabulary is kept
 };
 
 struct Tokenizer::Impl {
@@ -39,7 +39,7 @@ struct Tokenizer::Impl {
     std::vector<std::string> text;   // id -> vocabulary entry
     std::vector<std::string> bytes;  // id -> what it decodes to
     std::vector<TokenKind> kind;
-    std::unordered_map<std::string, int32_t> by_text;  // vocabulary entry -> id
+    std::unordered_map<std::string, int32_t> by_text;   // vocabulary entry -> id
     std::unordered_map<std::string, int32_t> by_bytes;  // normal tokens: bytes -> id (ignore_merges)
     PreTokenizer pre;
     BpeMerger bpe;

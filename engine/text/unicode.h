@@ -20,7 +20,7 @@ bool utf8_is_valid(std::string_view s);
 // `s` if it is valid UTF-8, otherwise a copy with U+FFFD for each invalid subpart.
 std::string utf8_sanitize(std::string_view s);
 
-// NFC of valid UTF-8 text; pure ASCII is returned as is without calling utf8proc.
+// NFC of valid UTF-8 text.
 std::string nfc(std::string_view s);
 
 }  // namespace niwa::text

@@ -42,7 +42,7 @@ void CpuOps::kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const
             "kv_store", "k/v rows must be [n_tokens, n_kv_heads * head_dim]");
     const int64_t n_slots = static_cast<int64_t>(kv.n_blocks) * kv.block_tokens;
     for (int t = 0; t < step.n_tokens; ++t) {
-        const int64_t slot = step.slots[t];
+        const int64_t slot = step.kv_slots[t];
         require(slot >= 0 && slot < n_slots, "kv_store",
                 "token " + std::to_string(t) + " slot " + std::to_string(slot) + " outside the pool of " +
                     std::to_string(n_slots));

@@ -114,7 +114,7 @@ inline std::vector<double> ref_dequantize(DType t, const uint8_t* p, int64_t n) 
 
 // StepInfo::slots, set where Qt's `slots` macro is not yet defined (include this file first).
 inline void set_kv_slots(StepInfo& step, const int32_t* kv_slots) {
-    step.slots = kv_slots;
+    step.kv_slots = kv_slots;
 }
 
 // Largest |a - b| over the largest |b|: one relative error for a whole output.

@@ -66,9 +66,10 @@ private:
             const Token& t = cur();
             switch (t.type) {
                 case Tok::Eof:
+                    // The last end tag is the closing one ("endfor" after "else").
                     if (end_tags.size() != 0)
-                        fail(t.pos, std::string("unexpected end of template: expected '{% ") + *end_tags.begin() +
-                                        " %}'");
+                        fail(t.pos, std::string("unexpected end of template: expected '{% ") +
+                                        *(end_tags.end() - 1) + " %}'");
                     return body;
                 case Tok::Text:
                     body.push_back(std::make_unique<TextStmt>(t.pos, t.text));

@@ -69,8 +69,8 @@ void TestCmdInspect::textSummary() {
     QVERIFY(out.contains("name: \"Test-Bonsai\""));
     QVERIFY(out.contains("file type: 7"));
     QVERIFY(
-        out.contains(QRegularExpression("qwen35.block_count'?\\s+u32\\s+" + QString::number(block_count_))));
-    QVERIFY(out.contains(QRegularExpression("tokenizer.ggml.tokens'?\\s+arr\\[str\\]\\s+50 items \\[\"" +
+        out.contains(QRegularExpression("qwen35.block_count\\s+u32\\s+" + QString::number(block_count_))));
+    QVERIFY(out.contains(QRegularExpression("tokenizer.ggml.tokens\\s+arr\\[str\\]\\s+50 items \\[\"" +
                                             QString::fromStdString(tokens_[0]) + "\"")));
     QVERIFY(!out.contains(QString::fromStdString(tokens_[49]) + "\""));  // only the first few
     QVERIFY(out.contains("[11, 11, 10, 0]"));
@@ -114,7 +114,7 @@ void TestCmdInspect::tensorListOnRequest() {
     const auto text = run_engine({"inspect", "--model", model_, "--tensors"});
     QCOMPARE(text.exit_code, 0);
     QVERIFY(QString::fromUtf8(text.out).contains(
-        QRegularExpression("output_norm.weight'?\\s+F32\\s+\\[256\\]\\s+1024")));
+        QRegularExpression("output_norm.weight\\s+F32\\s+\\[256\\]\\s+1024")));
     const auto json = run_engine({"inspect", "--model", model_, "--json", "--tensors"});
     QCOMPARE(json.exit_code, 0);
     const QJsonArray tensors = QJsonDocument::fromJson(json.out).object()["tensors"].toArray();

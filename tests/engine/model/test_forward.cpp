@@ -20,7 +20,7 @@ namespace {
 
 std::vector<int32_t> random_tokens(int n, uint32_t seed, int limit = 1000) {
     std::mt19937 rng(seed);
-    std::vector<int32_t> t(size_t(n));
+    std::vector<int32_t> t(static_cast<size_t>(n));
     for (auto& x : t) x = int32_t(rng() % uint32_t(limit));
     return t;
 }

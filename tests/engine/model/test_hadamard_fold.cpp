@@ -21,7 +21,7 @@ namespace {
 
 // In place: each block of B values times the normalised Sylvester Hadamard matrix.
 void hadamard_rows(std::vector<double>& v, int block) {
-    std::vector<double> out(size_t(block));
+    std::vector<double> out(static_cast<size_t>(block));
     for (size_t b0 = 0; b0 < v.size(); b0 += size_t(block)) {
         for (int c = 0; c < block; ++c) {
             double s = 0;
@@ -32,13 +32,15 @@ void hadamard_rows(std::vector<double>& v, int block) {
     }
 }
 
-// Writes `dst`: `src` without prism keys, every folded/inverse tensor unfolded to F32.
+// Writes `dst`: `src` without the rotation's prism keys (gdn_v_grouped stays: it is the
+// value-head order of ssm_out, not part of the rotation), every folded/inverse tensor
+// unfolded to F32.
 void write_unfolded(const gguf::Reader& src, const std::string& dst) {
     const model::PrismRotation prism = model::PrismRotation::from_gguf(src);
     QVERIFY(prism.enabled);
     gguf::Writer w;
     for (const gguf::KeyValue& kv : src.metadata())
-        if (kv.key.rfind("prism.", 0) != 0) w.add_value(kv.key, kv.value);
+        if (kv.key.rfind("prism.", 0) != 0 || kv.key == "prism.hadamard.gdn_v_grouped") w.add_value(kv.key, kv.value);
     for (const gguf::TensorInfo& t : src.tensors()) {
         std::vector<int64_t> ne(t.ne, t.ne + t.n_dims);
         const bool fold = prism.folded.count(t.name), inverse = prism.inverse.count(t.name);
@@ -52,8 +54,8 @@ void write_unfolded(const gguf::Reader& src, const std::string& dst) {
         const size_t row_bytes = kernels::dtype_row_bytes(type, in);
         const std::vector<float>& s = prism.signs_for(in);
         std::vector<uint8_t> out(size_t(in * rows) * sizeof(float));
-        std::vector<float> row(size_t(in));
-        std::vector<double> v(size_t(in));
+        std::vector<float> row(static_cast<size_t>(in));
+        std::vector<double> v(static_cast<size_t>(in));
         for (int64_t r = 0; r < rows; ++r) {
             kernels::dequantize_row(type, bytes.data() + size_t(r) * row_bytes, row.data(), in);
             // Folded rows and the embedding's rows come back the same way:
@@ -84,7 +86,8 @@ private slots:
             const gguf::Reader r = gguf::Reader::open(folded);
             write_unfolded(r, plain);
         }
-        QVERIFY(!model::PrismRotation::from_gguf(gguf::Reader::open(plain)).enabled);
+        const auto plain_prism = model::PrismRotation::from_gguf(gguf::Reader::open(plain));
+        QVERIFY(!plain_prism.enabled && plain_prism.gdn_v_grouped);
 
         std::mt19937 rng(5);
         std::vector<int32_t> tokens(70);

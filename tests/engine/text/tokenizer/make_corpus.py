@@ -3,6 +3,7 @@
 (fixed seed, standard library only). Run with Debian's /usr/bin/python3:
 
     /usr/bin/python3 make_corpus.py --out corpus.json [--count 6000]
+    /usr/bin/python3 make_corpus.py --bench-text 1000000 --out bench.txt   # for `tokenize --bench`
 
 Characters are restricted to ones assigned in Unicode 14 (this Python's unicodedata, and
 PCRE2 10.42's tables), so the reference (Node's newer ICU) and our tokenizer classify them
@@ -238,13 +239,28 @@ def fixed_cases():
     return cases
 
 
+def write_bench_text(g, path, size):
+    parts, n = [], 0
+    while n < size:
+        text = g.r.choice([g.japanese, g.japanese, g.english, g.english, g.code])() + g.r.choice(["\n", " ", "\n\n"])
+        parts.append(text)
+        n += len(text.encode("utf-8"))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(parts))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--count", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=20240611)
+    ap.add_argument("--bench-text", type=int, metavar="BYTES",
+                    help="write plain text instead: mixed Japanese/English prose and code, about BYTES long")
     args = ap.parse_args()
     g = Gen(args.seed)
+    if args.bench_text:
+        write_bench_text(g, args.out, args.bench_text)
+        return
     makers = [g.japanese, g.english, g.code, g.emoji, g.combining, g.whitespace, g.special, g.number,
               g.random_chars, g.contractions, g.mix, g.mix, g.mix]
     corpus = fixed_cases()

@@ -72,8 +72,16 @@ private slots:
         // \s follows Unicode's White_Space (as the Rust tokenizers and llama.cpp do): U+0085
         // is whitespace, U+FEFF is not. (JavaScript's \s is the other way round, which is why
         // the conformance corpus leaves both out.)
-        QCOMPARE(split("qwen2", "a\xC2\x85\xC2\x85" "b"), P({"a", "\xC2\x85", "\xC2\x85" "b"}));
-        QCOMPARE(split("qwen2", "a\xEF\xBB\xBF\xEF\xBB\xBF" "b"), P({"a", "\xEF\xBB\xBF\xEF\xBB\xBF", "b"}));
+        QCOMPARE(split("qwen2",
+                       "a\xC2\x85\xC2\x85"
+                       "b"),
+                 P({"a", "\xC2\x85",
+                    "\xC2\x85"
+                    "b"}));
+        QCOMPARE(split("qwen2",
+                       "a\xEF\xBB\xBF\xEF\xBB\xBF"
+                       "b"),
+                 P({"a", "\xEF\xBB\xBF\xEF\xBB\xBF", "b"}));
         QCOMPARE(split("qwen35", "x\xE3\x80\x80\xE3\x80\x80y"), P({"x", "\xE3\x80\x80", "\xE3\x80\x80y"}));
     }
 
@@ -89,18 +97,21 @@ private slots:
 
     void hfRegexesMapToNames() {
         // As written in Qwen3's tokenizer.json and in MODEL.md.
-        QCOMPARE(PreTokenizer::name_for_hf_regex(
-                     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
-                 std::optional<std::string>("qwen2"));
-        QCOMPARE(PreTokenizer::name_for_hf_regex(
-                     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
-                 std::optional<std::string>("qwen35"));
-        QVERIFY(!PreTokenizer::name_for_hf_regex(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)"));
+        QCOMPARE(
+            PreTokenizer::name_for_hf_regex(
+                R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
+            std::optional<std::string>("qwen2"));
+        QCOMPARE(
+            PreTokenizer::name_for_hf_regex(
+                R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
+            std::optional<std::string>("qwen35"));
+        QVERIFY(!PreTokenizer::name_for_hf_regex(
+            R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)"));
     }
 
     void longRunsDoNotExhaustTheMatcher() {
-        for (const std::string& s : {std::string(200000, 'a'), std::string(200000, ' '), std::string(100000, '!'),
-                                     std::string(100000, '\n')}) {
+        for (const std::string& s : {std::string(200000, 'a'), std::string(200000, ' '),
+                                     std::string(100000, '!'), std::string(100000, '\n')}) {
             size_t total = 0;
             PreTokenizer::by_name("qwen35").split(s, [&](std::string_view p) { total += p.size(); });
             QCOMPARE(total, s.size());

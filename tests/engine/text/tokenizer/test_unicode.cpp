@@ -32,10 +32,10 @@ private slots:
         // 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64 -> a FFFD FFFD FFFD b FFFD c FFFD FFFD d
         QCOMPARE(decoded("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64"),
                  "a" + R + R + R + "b" + R + "c" + R + R + "d");
-        QCOMPARE(decoded("\xC0\xAF"), R + R);          // overlong: C0 can never start a sequence
-        QCOMPARE(decoded("\xED\xA0\x80"), R + R + R);  // a surrogate
+        QCOMPARE(decoded("\xC0\xAF"), R + R);                  // overlong: C0 can never start a sequence
+        QCOMPARE(decoded("\xED\xA0\x80"), R + R + R);          // a surrogate
         QCOMPARE(decoded("\xF4\x90\x80\x80"), R + R + R + R);  // past U+10FFFF
-        QCOMPARE(decoded("\xE6\x97"), R);              // unfinished at the end: one replacement
+        QCOMPARE(decoded("\xE6\x97"), R);                      // unfinished at the end: one replacement
     }
 
     void streamingHoldsBackAnUnfinishedCharacter() {
@@ -54,8 +54,8 @@ private slots:
     }
 
     void nfcComposes() {
-        QCOMPARE(nfc("e\xCC\x81"), std::string("\xC3\xA9"));                // e + U+0301 -> é
-        QCOMPARE(nfc("\xE2\x84\xAB"), std::string("\xC3\x85"));             // U+212B -> U+00C5
+        QCOMPARE(nfc("e\xCC\x81"), std::string("\xC3\xA9"));     // e + U+0301 -> é
+        QCOMPARE(nfc("\xE2\x84\xAB"), std::string("\xC3\x85"));  // U+212B -> U+00C5
         QCOMPARE(nfc("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8"), std::string("\xEA\xB0\x81"));  // jamo -> 각
         QCOMPARE(nfc("\xE3\x82\xAB\xE3\x82\x99"), std::string("\xE3\x82\xAC"));  // カ + U+3099 -> ガ
         QCOMPARE(nfc("plain ascii"), std::string("plain ascii"));

@@ -34,7 +34,8 @@ void write_tiny_vocab(const std::string& path, const std::string& pre, const std
         types.push_back(1);  // normal
     }
     const std::string space = gpt2_symbol(' ');  // "Ġ"
-    for (const std::string& t : {std::string("he"), std::string("ll"), std::string("hell"), std::string("hello"), space + "w"}) {
+    for (const std::string& t :
+         {std::string("he"), std::string("ll"), std::string("hell"), std::string("hello"), space + "w"}) {
         tokens.push_back(t);
         types.push_back(1);
     }

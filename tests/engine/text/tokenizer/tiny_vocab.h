@@ -10,10 +10,10 @@ namespace niwa::test {
 
 namespace tiny {
 constexpr int32_t kHe = 256, kLl = 257, kHell = 258, kHello = 259, kSpaceW = 260;  // merges
-constexpr int32_t kImStart = 261, kImEnd = 262;                                      // control
-constexpr int32_t kThink = 263;                                                      // user-defined
-constexpr int32_t kEndOfText = 264;                                                  // control
-constexpr int32_t kIm = 265;                                                         // user-defined "<|im"
+constexpr int32_t kImStart = 261, kImEnd = 262;                                    // control
+constexpr int32_t kThink = 263;                                                    // user-defined
+constexpr int32_t kEndOfText = 264;                                                // control
+constexpr int32_t kIm = 265;                                                       // user-defined "<|im"
 constexpr int32_t kVocab = 266;
 }  // namespace tiny
 
@@ -21,6 +21,7 @@ constexpr int32_t kVocab = 266;
 std::string gpt2_symbol(uint8_t byte);
 
 // Writes the tiny vocabulary to `path` with the given tokenizer.ggml.pre and .model values.
-void write_tiny_vocab(const std::string& path, const std::string& pre = "qwen35", const std::string& model = "gpt2");
+void write_tiny_vocab(const std::string& path, const std::string& pre = "qwen35",
+                      const std::string& model = "gpt2");
 
 }  // namespace niwa::test
