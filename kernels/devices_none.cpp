@@ -3,7 +3,11 @@
 
 namespace niwa::kernels {
 
-bool cuda_built() { return false; }
-std::vector<GpuInfo> list_gpus() { return {}; }
+bool cuda_built() {
+    return false;
+}
+std::vector<GpuInfo> list_gpus() {
+    return {};
+}
 
 }  // namespace niwa::kernels

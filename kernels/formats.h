@@ -18,10 +18,10 @@ enum class DType : uint32_t {
     I32 = 1000,  // activations only (token ids, positions)
 };
 
-constexpr int kQuantBlock = 128;        // elements per PQ2_0 / PTQ1_0 block
-constexpr int kPq2BlockBytes = 34;      // fp16 d; u8 qs[32]
-constexpr int kPtq1BlockBytes = 28;     // u8 qs[24]; u8 qh[2]; fp16 d
-constexpr int kQ8BlockElems = 32;       // Q8_0: fp16 d; i8 qs[32]
+constexpr int kQuantBlock = 128;     // elements per PQ2_0 / PTQ1_0 block
+constexpr int kPq2BlockBytes = 34;   // fp16 d; u8 qs[32]
+constexpr int kPtq1BlockBytes = 28;  // u8 qs[24]; u8 qh[2]; fp16 d
+constexpr int kQ8BlockElems = 32;    // Q8_0: fp16 d; i8 qs[32]
 constexpr int kQ8BlockBytes = 34;
 
 const char* dtype_name(DType t);

@@ -20,7 +20,9 @@ struct Tensor {
     int64_t ld = 0;
 
     template <typename T>
-    T* as() const { return static_cast<T*>(data); }
+    T* as() const {
+        return static_cast<T*>(data);
+    }
     // Views: columns [c0, c0 + n) of every row; rows [r0, r0 + n).
     Tensor cols_view(int64_t c0, int64_t n) const;
     Tensor rows_view(int64_t r0, int64_t n) const;
@@ -56,11 +58,11 @@ struct SeqInfo {
 
 // What the ops need to know about a step: its sequences and where each token goes.
 struct StepInfo {
-    const SeqInfo* seqs = nullptr;        // [n_seqs]
+    const SeqInfo* seqs = nullptr;  // [n_seqs]
     int n_seqs = 0;
     int n_tokens = 0;
-    const int32_t* positions = nullptr;   // [n_tokens]
-    const int32_t* kv_slots = nullptr;    // [n_tokens] KV slot: block * block_tokens + offset
+    const int32_t* positions = nullptr;     // [n_tokens]
+    const int32_t* kv_slots = nullptr;      // [n_tokens] KV slot: block * block_tokens + offset
     const int32_t* block_tables = nullptr;  // concatenated per-sequence block tables
     // The same sequence table in host memory (the CPU reads seqs directly; a GPU backend
     // uses this to plan launches without a device round-trip).
@@ -151,16 +153,15 @@ public:
                              const StepInfo& step, const Tensor& y) = 0;
     // In place on [n_tokens, n_v_heads]: alpha <- a[h] * softplus(alpha + dt_bias[h]) (the log
     // decay g); beta <- sigmoid(beta).
-    virtual void gdn_gates(const Tensor& alpha, const Tensor& beta, const float* a,
-                           const float* dt_bias) = 0;
+    virtual void gdn_gates(const Tensor& alpha, const Tensor& beta, const float* a, const float* dt_bias) = 0;
     // Gated delta rule per value head h (key head key_of_v[h], host array) and token:
     //   S = exp(g) S;  u = beta (v - Sᵀk);  S += k uᵀ;  o = Sᵀ (scale q)
     // q, k: [n_tokens, n_k_heads * dk] (already L2-normalised); v, o: [n_tokens, n_v_heads * dv];
     // g, beta: [n_tokens, n_v_heads]. State per slot, continued and updated.
-    virtual void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v,
-                                  const Tensor& g, const Tensor& beta, const int32_t* key_of_v,
-                                  int dk, int dv, float scale, const GdnState& st,
-                                  const StepInfo& step, GdnMode mode, const Tensor& o) = 0;
+    virtual void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
+                                  const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
+                                  const GdnState& st, const StepInfo& step, GdnMode mode,
+                                  const Tensor& o) = 0;
     // Per row of width y.cols (one head): y = rmsnorm(x) * w * silu(z).
     virtual void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps,
                                const Tensor& y) = 0;

@@ -15,8 +15,8 @@ RankCache::RankCache(const model::HParams& hp, const model::ShardPlan& plan, con
     const int64_t n_kv = plan.kv_heads.size();
     const size_t kv_bytes = size_t(shape.n_blocks) * size_t(shape.block_tokens) * size_t(n_kv) *
                             size_t(hp.head_dim) * sizeof(float);
-    const int64_t channels = 2 * int64_t(plan.k_heads.size()) * hp.ssm_d_state +
-                             int64_t(plan.v_tiled.size()) * hp.ssm_d_state;
+    const int64_t channels =
+        2 * int64_t(plan.k_heads.size()) * hp.ssm_d_state + int64_t(plan.v_tiled.size()) * hp.ssm_d_state;
     conv_slot_bytes_ = size_t(hp.ssm_conv_kernel - 1) * size_t(channels) * sizeof(float);
     ssm_slot_bytes_ = plan.v_tiled.size() * size_t(hp.ssm_d_state) * size_t(hp.ssm_d_state) * sizeof(float);
     kv.resize(size_t(hp.n_layer));

@@ -18,7 +18,8 @@ struct CacheShape {
 
 class RankCache {
 public:
-    RankCache(const model::HParams& hp, const model::ShardPlan& plan, const CacheShape& shape, kernels::Ops& ops);
+    RankCache(const model::HParams& hp, const model::ShardPlan& plan, const CacheShape& shape,
+              kernels::Ops& ops);
     ~RankCache();
     RankCache(const RankCache&) = delete;
     RankCache& operator=(const RankCache&) = delete;

@@ -42,7 +42,8 @@ Args::Args(std::string command, int argc, char** argv, std::set<std::string> opt
 
 std::string Args::str(const std::string& name) const {
     auto it = values_.find(name);
-    if (it == values_.end()) throw UsageError("--" + name + " is required (see niwa-engine " + command_ + " --help)");
+    if (it == values_.end())
+        throw UsageError("--" + name + " is required (see niwa-engine " + command_ + " --help)");
     return it->second;
 }
 
@@ -62,7 +63,8 @@ static int64_t parse_i64(const std::string& name, const std::string& s) {
 int64_t Args::i64(const std::string& name, std::optional<int64_t> fallback) const {
     auto it = values_.find(name);
     if (it == values_.end()) {
-        if (!fallback) throw UsageError("--" + name + " is required (see niwa-engine " + command_ + " --help)");
+        if (!fallback)
+            throw UsageError("--" + name + " is required (see niwa-engine " + command_ + " --help)");
         return *fallback;
     }
     return parse_i64(name, it->second);
@@ -71,7 +73,8 @@ int64_t Args::i64(const std::string& name, std::optional<int64_t> fallback) cons
 double Args::f64(const std::string& name, std::optional<double> fallback) const {
     auto it = values_.find(name);
     if (it == values_.end()) {
-        if (!fallback) throw UsageError("--" + name + " is required (see niwa-engine " + command_ + " --help)");
+        if (!fallback)
+            throw UsageError("--" + name + " is required (see niwa-engine " + command_ + " --help)");
         return *fallback;
     }
     char* end = nullptr;

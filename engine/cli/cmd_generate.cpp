@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -9,12 +10,12 @@
 #include "engine/cli/args.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/model_options.h"
-#include "engine/model/sequences.h"
+#include "engine/model/model.h"
 #include "engine/runtime/log.h"
+#include "engine/sched/engine.h"
 #include "engine/text/chat_template.h"
 #include "engine/text/stream_decoder.h"
 #include "engine/text/tokenizer.h"
-#include "kernels/ops.h"
 
 namespace niwa::cli {
 
@@ -29,18 +30,6 @@ constexpr const char* kHelp =
     "  --temperature T     0 for greedy (default: the model's, else 1.0)\n"
     "  --top-k K           (default 20)   --top-p P (default 0.95)   --min-p P (default 0)\n"
     "  --seed S            sampling seed (default 0)\n";
-
-// splitmix64: a tiny, portable generator for the sampling draws.
-struct Rng {
-    uint64_t s;
-    float uniform() {
-        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        return float(z >> 40) * (1.0f / 16777216.0f);
-    }
-};
 
 int run_generate(int argc, char** argv) {
     auto names = model_option_names();
@@ -64,40 +53,43 @@ int run_generate(int argc, char** argv) {
     const std::vector<int32_t> ids = tok.encode(text);
     if (ids.empty()) throw UsageError("the prompt is empty");
 
-    kernels::SampleParams sp;
-    sp.temperature = float(a.f64("temperature", 1.0));
-    sp.top_k = int(a.i64("top-k", 20));
-    sp.top_p = float(a.f64("top-p", 0.95));
-    sp.min_p = float(a.f64("min-p", 0.0));
-    Rng rng{uint64_t(a.i64("seed", 0))};
-    const int max_tokens = int(a.i64("max-tokens", 64));
-    const std::vector<int32_t> eos = tok.eos_ids();
-    auto sampler = kernels::make_cpu_ops(1);
+    // The same path as the server: the scheduler, its sampler and its stop handling.
+    sched::GenerateRequest req;
+    req.prompt = ids;
+    req.sampling.temperature = float(a.f64("temperature", 1.0));
+    req.sampling.top_k = int(a.i64("top-k", 20));
+    req.sampling.top_p = float(a.f64("top-p", 0.95));
+    req.sampling.min_p = float(a.f64("min-p", 0.0));
+    req.sampling.seed = uint64_t(a.i64("seed", 0));
+    req.max_tokens = int(a.i64("max-tokens", 64));
+    req.stop_ids = tok.eos_ids();
+    sched::EngineConfig ec;
+    ec.max_seqs = 1;
+    ec.max_context = model->config().max_context;
+    ec.step_token_budget = model->config().max_step_tokens;
+    sched::Engine engine(*model, ec);
 
-    model::Sequences seqs(*model);
-    const int id = seqs.add();
     text::StreamDecoder out(tok);
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<float> logits = seqs.feed({{id, ids}})[0];
-    const auto t1 = std::chrono::steady_clock::now();
-    int generated = 0;
-    for (; generated < max_tokens; ++generated) {
-        sp.uniform = rng.uniform();
-        int32_t next = 0;
-        const kernels::Tensor lt{logits.data(), kernels::DType::F32, 1, int64_t(logits.size()), int64_t(logits.size())};
-        sampler->sample(lt, &sp, &next);
-        if (std::find(eos.begin(), eos.end(), next) != eos.end()) break;
-        std::fputs(out.push(next).c_str(), stdout);
+    const auto stream = engine.submit(std::move(req));
+    std::vector<sched::TokenEvent> events;
+    while (stream->next(events, std::chrono::milliseconds(100))) {
+        for (const auto& e : events) std::fputs(out.push(e.token).c_str(), stdout);
+        events.clear();
         std::fflush(stdout);
-        logits = seqs.feed({{id, {next}}})[0];
     }
+    for (const auto& e : events) std::fputs(out.push(e.token).c_str(), stdout);
     std::fputs(out.flush().c_str(), stdout);
     std::fputs("\n", stdout);
-    const auto t2 = std::chrono::steady_clock::now();
-    const double pre = std::chrono::duration<double>(t1 - t0).count();
-    const double gen = std::chrono::duration<double>(t2 - t1).count();
-    std::fprintf(stderr, "prompt %zu tokens in %.2f s (%.1f tok/s); generated %d tokens in %.2f s (%.1f tok/s)\n",
-                 ids.size(), pre, double(ids.size()) / pre, generated, gen, generated / std::max(gen, 1e-9));
+    const auto t1 = std::chrono::steady_clock::now();
+    const sched::FinishInfo f = stream->finish();
+    if (f.reason == sched::FinishReason::Error) throw std::runtime_error(f.error);
+    const double total = std::chrono::duration<double>(t1 - t0).count();
+    const double gen = std::max(total - f.first_token_seconds, 1e-9);
+    std::fprintf(stderr,
+                 "prompt %d tokens, first token after %.2f s; generated %d tokens in %.2f s (%.1f tok/s)\n",
+                 f.prompt_tokens, f.first_token_seconds, f.completion_tokens, gen,
+                 f.completion_tokens > 1 ? (f.completion_tokens - 1) / gen : 0.0);
     return 0;
 }
 

@@ -46,9 +46,9 @@ int run_template(int argc, char** argv) {
         return 0;
     }
     const std::string request_path = args.str("request");
-    const text::ChatTemplate tmpl = args.has("chat-template")
-                                        ? text::ChatTemplate::from_file(args.str("chat-template"))
-                                        : text::ChatTemplate::from_gguf(gguf::Reader::open(args.str("model")));
+    const text::ChatTemplate tmpl =
+        args.has("chat-template") ? text::ChatTemplate::from_file(args.str("chat-template"))
+                                  : text::ChatTemplate::from_gguf(gguf::Reader::open(args.str("model")));
     nlohmann::ordered_json request;
     try {
         request = nlohmann::ordered_json::parse(read_request(request_path));

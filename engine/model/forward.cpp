@@ -12,8 +12,9 @@ int StepPlan::n_logit_rows() const {
     return n;
 }
 
-RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWeights& w, cache::RankCache& cache,
-                         kernels::Ops& ops, runtime::Communicator& comm, int max_tokens)
+RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWeights& w,
+                         cache::RankCache& cache, kernels::Ops& ops, runtime::Communicator& comm,
+                         int max_tokens)
     : hp_(hp), plan_(plan), w_(w), cache_(cache), ops_(ops), comm_(comm), max_tokens_(max_tokens) {
     const int64_t d = hp.n_embd, D = hp.head_dim, ds = hp.ssm_d_state;
     const int64_t nh = plan.q_heads.size(), nkv = plan.kv_heads.size();
@@ -67,8 +68,8 @@ void RankForward::upload_step(const StepPlan& s) {
     }
     ops_.upload(d_seqs_, s.seqs.data(), s.seqs.size() * sizeof(kernels::SeqInfo));
     host_seqs_ = s.seqs;
-    info_ = kernels::StepInfo{d_seqs_, int(s.seqs.size()), n_tokens_, d_positions_, d_slots_, d_tables_,
-                              host_seqs_.data()};
+    info_ = kernels::StepInfo{d_seqs_,  int(s.seqs.size()), n_tokens_,        d_positions_,
+                              d_slots_, d_tables_,          host_seqs_.data()};
 }
 
 void RankForward::all_reduce(const Tensor& t) {
@@ -104,7 +105,8 @@ void RankForward::run(const StepPlan& step, float* logits) {
     // Final norm on the rows that need logits, gathered to the front of xn.
     int64_t out = 0;
     for (const Range& r : step.logit_rows) {
-        ops_.rmsnorm(x.rows_view(r.begin, r.size()), w_.output_norm, hp_.rms_eps, xn_.rows_view(out, r.size()));
+        ops_.rmsnorm(x.rows_view(r.begin, r.size()), w_.output_norm, hp_.rms_eps,
+                     xn_.rows_view(out, r.size()));
         out += r.size();
     }
     if (out == 0) return;
@@ -165,8 +167,8 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& y) {
     }
     ops_.gdn_gates(a, b, G.a, G.dt_bias);
     const Tensor o = first(go_, T);
-    ops_.gated_delta_rule(qn, kn, conv.cols_view(2 * nk * ds, nv * ds), a, b, plan_.v_key.data(), int(ds), int(ds),
-                          1.0f / std::sqrt(float(ds)), st, info_, kernels::GdnMode::Auto, o);
+    ops_.gated_delta_rule(qn, kn, conv.cols_view(2 * nk * ds, nv * ds), a, b, plan_.v_key.data(), int(ds),
+                          int(ds), 1.0f / std::sqrt(float(ds)), st, info_, kernels::GdnMode::Auto, o);
     const Tensor o_rows{o.data, o.type, T * nv, ds, ds};
     const Tensor z_rows{z.data, z.type, T * nv, ds, ds};
     ops_.rmsnorm_gated(o_rows, G.norm, z_rows, hp_.rms_eps, o_rows);

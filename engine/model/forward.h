@@ -60,9 +60,9 @@ private:
 
     // Scratch activations, max_tokens rows each.
     kernels::Tensor x_, xn_, xr_, y_;
-    kernels::Tensor qg_, q_, k_, v_, o_, or_;             // attention
+    kernels::Tensor qg_, q_, k_, v_, o_, or_;                     // attention
     kernels::Tensor qkv_, conv_, z_, a_, b_, qn_, kn_, go_, gr_;  // GDN
-    kernels::Tensor fg_, fu_, fh_;                        // FFN
+    kernels::Tensor fg_, fu_, fh_;                                // FFN
     kernels::Tensor logits_;
     // Step metadata in backend memory.
     int32_t* d_tokens_ = nullptr;

@@ -9,10 +9,13 @@ namespace niwa::model {
 
 namespace {
 
-std::string key(const std::string& arch, const char* suffix) { return arch + "." + suffix; }
+std::string key(const std::string& arch, const char* suffix) {
+    return arch + "." + suffix;
+}
 
 int as_int(const std::string& k, uint32_t v) {
-    if (v > uint32_t(INT32_MAX)) throw std::runtime_error("metadata '" + k + "' is too large: " + std::to_string(v));
+    if (v > uint32_t(INT32_MAX))
+        throw std::runtime_error("metadata '" + k + "' is too large: " + std::to_string(v));
     return int(v);
 }
 
@@ -43,7 +46,8 @@ HParams HParams::from_gguf(const gguf::Reader& r) {
     hp.rms_eps = r.get_f32(key(a, "attention.layer_norm_rms_epsilon"));
     hp.rope_theta = r.get_f32(key(a, "rope.freq_base"));
     hp.n_rot = u32("rope.dimension_count");
-    if (r.has(key(a, "rope.dimension_sections"))) hp.rope_sections = r.get_i32_array(key(a, "rope.dimension_sections"));
+    if (r.has(key(a, "rope.dimension_sections")))
+        hp.rope_sections = r.get_i32_array(key(a, "rope.dimension_sections"));
     hp.ssm_conv_kernel = u32("ssm.conv_kernel");
     hp.ssm_d_state = u32("ssm.state_size");
     hp.ssm_n_k_heads = u32("ssm.group_count");
@@ -83,9 +87,12 @@ void HParams::to_gguf(gguf::Writer& w) const {
 
 void HParams::validate() const {
     auto fail = [](const std::string& m) { throw std::runtime_error("inconsistent model geometry: " + m); };
-    if (n_layer <= 0 || n_embd <= 0 || n_ff <= 0 || n_vocab <= 0) fail("layers, hidden, FFN and vocabulary must be positive");
-    if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv) fail("attention heads must be a positive multiple of KV heads");
-    if (head_dim <= 0 || n_rot <= 0 || n_rot > head_dim || n_rot % 2) fail("rope dims must be even and at most the head size");
+    if (n_layer <= 0 || n_embd <= 0 || n_ff <= 0 || n_vocab <= 0)
+        fail("layers, hidden, FFN and vocabulary must be positive");
+    if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv)
+        fail("attention heads must be a positive multiple of KV heads");
+    if (head_dim <= 0 || n_rot <= 0 || n_rot > head_dim || n_rot % 2)
+        fail("rope dims must be even and at most the head size");
     if (full_attn_interval <= 0) fail("full_attention_interval must be positive");
     if (ssm_conv_kernel < 2 || ssm_d_state <= 0) fail("ssm conv kernel must be >= 2 and state size positive");
     if (ssm_n_k_heads <= 0 || ssm_n_v_heads <= 0 || ssm_n_v_heads % ssm_n_k_heads)

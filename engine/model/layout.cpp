@@ -86,7 +86,8 @@ void check_layout(const gguf::Reader& r, const HParams& hp) {
             problems.push_back("tensor '" + spec.name + "' has shape " + shape_str(t->ne, size_t(t->n_dims)) +
                                ", expected " + shape_str(spec.ne.data(), spec.ne.size()));
         if (!type_allowed(spec.kind, t->type))
-            problems.push_back("tensor '" + spec.name + "' has type " + std::string(gguf::to_string(t->type)) +
+            problems.push_back("tensor '" + spec.name + "' has type " +
+                               std::string(gguf::to_string(t->type)) +
                                ", which this engine cannot use there");
     }
     if (problems.empty()) return;

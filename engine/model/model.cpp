@@ -39,36 +39,40 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     check_layout(m->file_, m->hp_);
     m->prism_ = PrismRotation::from_gguf(m->file_);
     if (cfg.tp < 1) throw std::runtime_error("--tp must be at least 1");
-    if (cfg.max_seqs < 1 || cfg.max_step_tokens < 1) throw std::runtime_error("max seqs and step tokens must be positive");
+    if (cfg.max_seqs < 1 || cfg.max_step_tokens < 1)
+        throw std::runtime_error("max seqs and step tokens must be positive");
     const HParams& hp = m->hp_;
     m->shape_.block_tokens = cfg.block_tokens;
     m->shape_.n_slots = cfg.max_seqs;
-    m->shape_.n_blocks = cfg.kv_blocks > 0 ? cfg.kv_blocks
-                                           : cfg.max_seqs * ((cfg.max_context + cfg.block_tokens - 1) / cfg.block_tokens);
+    m->shape_.n_blocks = cfg.kv_blocks > 0
+                             ? cfg.kv_blocks
+                             : cfg.max_seqs * ((cfg.max_context + cfg.block_tokens - 1) / cfg.block_tokens);
     m->group_ = std::make_unique<runtime::LocalGroup>(cfg.tp);
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = std::max(1, (cfg.threads > 0 ? cfg.threads : hw) / cfg.tp);
     for (int r = 0; r < cfg.tp; ++r) {
         auto rank = std::make_unique<Rank>();
         rank->ops = make_ops(cfg.backend, threads);
-        rank->plan = ShardPlan::make(hp, m->prism_.enabled ? m->prism_.block : 0, m->prism_.gdn_v_grouped, r, cfg.tp);
+        rank->plan =
+            ShardPlan::make(hp, m->prism_.enabled ? m->prism_.block : 0, m->prism_.gdn_v_grouped, r, cfg.tp);
         rank->weights = std::make_unique<RankWeights>(m->file_, hp, m->prism_, rank->plan, *rank->ops);
         rank->cache = std::make_unique<cache::RankCache>(hp, rank->plan, m->shape_, *rank->ops);
-        rank->forward = std::make_unique<RankForward>(hp, rank->plan, *rank->weights, *rank->cache, *rank->ops,
-                                                      m->group_->rank(r), cfg.max_step_tokens);
+        rank->forward = std::make_unique<RankForward>(hp, rank->plan, *rank->weights, *rank->cache,
+                                                      *rank->ops, m->group_->rank(r), cfg.max_step_tokens);
         m->ranks_.push_back(std::move(rank));
     }
-    log->info("loaded {}: {} layers, hidden {}, vocab {}, {} Hadamard, tp {}, backend {}, KV {} blocks x {} tokens",
-              path, hp.n_layer, hp.n_embd, hp.n_vocab,
-              m->prism_.enabled ? "block " + std::to_string(m->prism_.block) : std::string("no"), cfg.tp, cfg.backend,
-              m->shape_.n_blocks, m->shape_.block_tokens);
+    log->info(
+        "loaded {}: {} layers, hidden {}, vocab {}, {} Hadamard, tp {}, backend {}, KV {} blocks x {} tokens",
+        path, hp.n_layer, hp.n_embd, hp.n_vocab,
+        m->prism_.enabled ? "block " + std::to_string(m->prism_.block) : std::string("no"), cfg.tp,
+        cfg.backend, m->shape_.n_blocks, m->shape_.block_tokens);
     return m;
 }
 
 std::vector<float> Model::step(const StepPlan& step) {
     if (step.n_tokens() < 1 || step.n_tokens() > cfg_.max_step_tokens)
-        throw std::runtime_error("a step carries 1.." + std::to_string(cfg_.max_step_tokens) + " tokens, got " +
-                                 std::to_string(step.n_tokens()));
+        throw std::runtime_error("a step carries 1.." + std::to_string(cfg_.max_step_tokens) +
+                                 " tokens, got " + std::to_string(step.n_tokens()));
     const int rows = step.n_logit_rows();
     for (auto& r : ranks_) r->logits.resize(size_t(rows) * size_t(r->plan.vocab.size()));
     if (ranks_.size() == 1) {

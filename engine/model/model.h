@@ -16,12 +16,12 @@ namespace niwa::model {
 
 struct ModelConfig {
     std::string backend = "cpu";
-    int tp = 1;               // tensor-parallel ranks
-    int threads = 0;          // CPU threads in all (0: all cores)
-    int max_seqs = 4;         // recurrent-state slots
+    int tp = 1;                 // tensor-parallel ranks
+    int threads = 0;            // CPU threads in all (0: all cores)
+    int max_seqs = 4;           // recurrent-state slots
     int max_step_tokens = 256;  // tokens one step may carry (the prefill chunk)
     int block_tokens = 16;
-    int kv_blocks = 0;        // KV blocks per layer; 0: enough for max_seqs x max_context
+    int kv_blocks = 0;  // KV blocks per layer; 0: enough for max_seqs x max_context
     int max_context = 4096;
 };
 

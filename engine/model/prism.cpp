@@ -12,7 +12,9 @@ namespace {
 constexpr const char* kTransform = "normalized-sylvester-walsh-hadamard";
 constexpr const char* kAxis = "input-last-dimension";
 
-[[noreturn]] void bad(const std::string& m) { throw std::runtime_error("prism.hadamard metadata: " + m); }
+[[noreturn]] void bad(const std::string& m) {
+    throw std::runtime_error("prism.hadamard metadata: " + m);
+}
 
 }  // namespace
 
@@ -23,14 +25,16 @@ PrismRotation PrismRotation::from_gguf(const gguf::Reader& r) {
     p.gdn_v_grouped = r.opt_bool("prism.hadamard.gdn_v_grouped").value_or(false);
     if (!r.has("prism.hadamard.version")) return p;
     const uint32_t version = r.get_u32("prism.hadamard.version");
-    if (version != 1) bad("version " + std::to_string(version) + " is not supported (this engine reads version 1)");
+    if (version != 1)
+        bad("version " + std::to_string(version) + " is not supported (this engine reads version 1)");
     if (r.get_string("prism.hadamard.transform") != kTransform)
         bad("transform '" + r.get_string("prism.hadamard.transform") + "' is not " + kTransform);
     if (r.get_string("prism.hadamard.axis") != kAxis)
         bad("axis '" + r.get_string("prism.hadamard.axis") + "' is not " + kAxis);
     p.enabled = true;
     p.block = int(r.get_u32("prism.hadamard.block_size"));
-    if (p.block < 2 || (p.block & (p.block - 1))) bad("block_size " + std::to_string(p.block) + " is not a power of two");
+    if (p.block < 2 || (p.block & (p.block - 1)))
+        bad("block_size " + std::to_string(p.block) + " is not a power of two");
     for (auto& n : r.get_string_array("prism.hadamard.weight_names")) p.folded.insert(n);
     if (r.has("prism.hadamard.inverse_weight_names"))
         for (auto& n : r.get_string_array("prism.hadamard.inverse_weight_names")) p.inverse.insert(n);
@@ -43,20 +47,24 @@ PrismRotation PrismRotation::from_gguf(const gguf::Reader& r) {
         const std::vector<int32_t> values = r.get_i32_array("prism.hadamard.sign_values");
         size_t at = 0;
         for (int32_t w : widths) {
-            if (w <= 0 || w % p.block) bad("sign width " + std::to_string(w) + " is not a multiple of the block size");
+            if (w <= 0 || w % p.block)
+                bad("sign width " + std::to_string(w) + " is not a multiple of the block size");
             if (at + size_t(w) > values.size())
                 bad("sign_values has " + std::to_string(values.size()) + " entries, widths need more");
             std::vector<float> s(static_cast<size_t>(w));
             for (int32_t i = 0; i < w; ++i) {
                 const int32_t v = values[at + size_t(i)];
-                if (v != 1 && v != -1) bad("sign_values[" + std::to_string(at + size_t(i)) + "] is " + std::to_string(v) + ", not ±1");
+                if (v != 1 && v != -1)
+                    bad("sign_values[" + std::to_string(at + size_t(i)) + "] is " + std::to_string(v) +
+                        ", not ±1");
                 s[size_t(i)] = float(v);
             }
             p.signs[w] = std::move(s);
             at += size_t(w);
         }
         if (at != values.size())
-            bad("sign_values has " + std::to_string(values.size()) + " entries, widths need " + std::to_string(at));
+            bad("sign_values has " + std::to_string(values.size()) + " entries, widths need " +
+                std::to_string(at));
     } else {
         bad("sign_mode '" + mode + "' is neither 'explicit' nor 'identity'");
     }

@@ -11,7 +11,7 @@
 namespace niwa::gguf {
 class Reader;
 class Writer;
-}
+}  // namespace niwa::gguf
 
 namespace niwa::model {
 

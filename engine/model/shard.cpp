@@ -41,13 +41,15 @@ ShardPlan ShardPlan::make(const HParams& hp, int block, bool gdn_v_grouped, int 
     s.vocab = split_even(hp.n_vocab, world, rank);
 
     const int64_t ff_unit = block > 0 ? block : 128;
-    if (hp.n_ff % ff_unit) throw std::runtime_error("feed_forward_length is not a multiple of the Hadamard block");
+    if (hp.n_ff % ff_unit)
+        throw std::runtime_error("feed_forward_length is not a multiple of the Hadamard block");
     const Range ffu = split_even(hp.n_ff / ff_unit, world, rank);
     s.ffn = {ffu.begin * ff_unit, ffu.end * ff_unit};
 
     // Attention: query heads by blocks of attn_output's input; the KV heads they read.
     const int64_t group = hp.n_head / hp.n_head_kv;
-    s.q_heads = head_range(hp.n_head, heads_per_unit(hp.head_dim, block, hp.n_head, "attention"), world, rank);
+    s.q_heads =
+        head_range(hp.n_head, heads_per_unit(hp.head_dim, block, hp.n_head, "attention"), world, rank);
     if (s.q_heads.size() > 0) {
         s.kv_heads = {s.q_heads.begin / group, (s.q_heads.end - 1) / group + 1};
         for (int64_t h = s.q_heads.begin; h < s.q_heads.end; ++h)
@@ -69,7 +71,8 @@ ShardPlan ShardPlan::make(const HParams& hp, int block, bool gdn_v_grouped, int 
     std::sort(s.k_heads.begin(), s.k_heads.end());
     s.k_heads.erase(std::unique(s.k_heads.begin(), s.k_heads.end()), s.k_heads.end());
     for (int32_t k : keys)
-        s.v_key.push_back(int32_t(std::lower_bound(s.k_heads.begin(), s.k_heads.end(), k) - s.k_heads.begin()));
+        s.v_key.push_back(
+            int32_t(std::lower_bound(s.k_heads.begin(), s.k_heads.end(), k) - s.k_heads.begin()));
     return s;
 }
 

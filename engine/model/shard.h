@@ -23,14 +23,14 @@ Range split_even(int64_t n, int world, int rank);
 struct ShardPlan {
     int rank = 0;
     int world = 1;
-    Range vocab;      // rows of token_embd and output
-    Range ffn;        // channels of ffn_gate/up rows and ffn_down input
-    Range q_heads;    // attention query heads
-    Range kv_heads;   // KV heads the query heads read
+    Range vocab;                   // rows of token_embd and output
+    Range ffn;                     // channels of ffn_gate/up rows and ffn_down input
+    Range q_heads;                 // attention query heads
+    Range kv_heads;                // KV heads the query heads read
     std::vector<int32_t> kv_of_q;  // local query head -> local KV head
     // GDN: local value heads in the order ssm_out reads them. v_tiled[i] is the head's index
     // in the file's tiled order; v_key[i] its local key head; k_heads the global key heads.
-    Range v_in;                    // the ssm_out input range, in value heads
+    Range v_in;  // the ssm_out input range, in value heads
     std::vector<int32_t> v_tiled;
     std::vector<int32_t> v_key;
     std::vector<int32_t> k_heads;

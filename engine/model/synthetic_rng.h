@@ -4,18 +4,14 @@
 
 #include <cstdint>
 
+#include "engine/runtime/splitmix64.h"
+
 namespace niwa::model {
 
-// splitmix64 (Steele, Lea, Flood 2014): one 64-bit state, a full-period counter passed
-// through a strong mixer; cheap next to packing (a few billion trits a second per core).
-class SplitMix64 {
+// mkmodel's generator: splitmix64 with a value helper on an exact grid.
+class SplitMix64 : public runtime::SplitMix64 {
 public:
-    explicit SplitMix64(uint64_t seed) : state_(seed) {}
-
-    uint64_t next() {
-        state_ += 0x9E3779B97F4A7C15ull;
-        return mix(state_);
-    }
+    using runtime::SplitMix64::SplitMix64;
 
     // Uniform in [lo, hi] on the grid of 2^-24: lo, hi are multiples of 2^-24 given as
     // integers, so the value is an exact double and rounds to float the same way anywhere.
@@ -24,15 +20,6 @@ public:
         const uint64_t k = uint64_t((static_cast<unsigned __int128>(next()) * span) >> 64);
         return double(lo_q24 + int64_t(k)) * 0x1p-24;
     }
-
-    static uint64_t mix(uint64_t z) {
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-
-private:
-    uint64_t state_;
 };
 
 // A seed for one stream, derived from the model seed and a path of indices (tensor and row,

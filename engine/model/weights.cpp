@@ -11,7 +11,9 @@ namespace niwa::model {
 
 namespace {
 
-kernels::DType dtype_of(gguf::TensorType t) { return static_cast<kernels::DType>(static_cast<uint32_t>(t)); }
+kernels::DType dtype_of(gguf::TensorType t) {
+    return static_cast<kernels::DType>(static_cast<uint32_t>(t));
+}
 
 }  // namespace
 
@@ -124,7 +126,8 @@ RankWeights::RankWeights(const gguf::Reader& file, const HParams& hp, const Pris
     auto signs_for = [&](int64_t width) -> const float* {
         if (!prism.enabled) return nullptr;
         auto it = signs.find(width);
-        if (it == signs.end()) throw std::runtime_error("prism.hadamard has no signs for width " + std::to_string(width));
+        if (it == signs.end())
+            throw std::runtime_error("prism.hadamard has no signs for width " + std::to_string(width));
         return it->second;
     };
     const int64_t d = hp.n_embd;
@@ -148,10 +151,12 @@ RankWeights::RankWeights(const gguf::Reader& file, const HParams& hp, const Pris
             a.q = ld.matrix(p + "attn_q.weight", {plan.q_heads.begin * 2 * D, plan.q_heads.end * 2 * D});
             a.k = ld.matrix(p + "attn_k.weight", {plan.kv_heads.begin * D, plan.kv_heads.end * D});
             a.v = ld.matrix(p + "attn_v.weight", {plan.kv_heads.begin * D, plan.kv_heads.end * D});
-            a.out = ld.matrix(p + "attn_output.weight", {{0, d}}, {plan.q_heads.begin * D, plan.q_heads.end * D});
+            a.out =
+                ld.matrix(p + "attn_output.weight", {{0, d}}, {plan.q_heads.begin * D, plan.q_heads.end * D});
             a.q_norm = ld.vec(p + "attn_q_norm.weight");
             a.k_norm = ld.vec(p + "attn_k_norm.weight");
-            a.in_rot = ld.rotation({p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}, d, 0, signs_for(d));
+            a.in_rot = ld.rotation({p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}, d, 0,
+                                   signs_for(d));
             a.out_rot = ld.rotation({p + "attn_output.weight"}, hp.n_head * D, plan.q_heads.begin * D,
                                     signs_for(hp.n_head * D));
         } else {

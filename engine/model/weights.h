@@ -27,7 +27,7 @@ struct GdnWeights {
     const float* conv = nullptr;                  // [channels][kernel]
     const float* a = nullptr;                     // ssm_a = -exp(A_log), per local value head
     const float* dt_bias = nullptr;
-    const float* norm = nullptr;                  // ssm_norm (plain w)
+    const float* norm = nullptr;  // ssm_norm (plain w)
     kernels::Rotation in_rot, out_rot;
 };
 
@@ -43,8 +43,8 @@ struct LayerWeights {
 
 class RankWeights {
 public:
-    RankWeights(const gguf::Reader& file, const HParams& hp, const PrismRotation& prism, const ShardPlan& plan,
-                kernels::Ops& ops);
+    RankWeights(const gguf::Reader& file, const HParams& hp, const PrismRotation& prism,
+                const ShardPlan& plan, kernels::Ops& ops);
     ~RankWeights();
     RankWeights(const RankWeights&) = delete;
     RankWeights& operator=(const RankWeights&) = delete;

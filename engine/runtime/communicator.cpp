@@ -51,6 +51,8 @@ LocalGroup::LocalGroup(int world)
 
 LocalGroup::~LocalGroup() = default;
 
-Communicator& LocalGroup::rank(int i) { return *ranks_[size_t(i)]; }
+Communicator& LocalGroup::rank(int i) {
+    return *ranks_[size_t(i)];
+}
 
 }  // namespace niwa::runtime

@@ -34,29 +34,31 @@ struct SamplingParams {
 struct GenerateRequest {
     std::vector<int32_t> prompt;
     SamplingParams sampling;
-    int max_tokens = 256;             // new tokens at most (the server clamps to the context)
-    std::vector<int32_t> stop_ids;    // ending tokens (eos); the token is not emitted
-    int priority = 0;                 // lower runs first
-    std::string client;               // API key name, for per-key limits and logs (never the key)
+    int max_tokens = 256;           // new tokens at most (the server clamps to the context)
+    std::vector<int32_t> stop_ids;  // ending tokens (eos); the token is not emitted
+    int priority = 0;               // lower runs first
+    std::string client;             // API key name, for per-key limits and logs (never the key)
 };
 
 struct TokenEvent {
     int32_t token = 0;
-    float logprob = 0.0f;                             // when requested
-    std::vector<std::pair<int32_t, float>> top;       // (token, logprob), best first
+    float logprob = 0.0f;                        // when requested
+    std::vector<std::pair<int32_t, float>> top;  // (token, logprob), best first
 };
 
 enum class FinishReason { None, Stop, Length, Cancelled, Error };
 
 struct FinishInfo {
     FinishReason reason = FinishReason::None;
-    std::string error;        // when reason == Error: what happened, for the client
+    std::string error;  // when reason == Error: what happened, for the client
     int prompt_tokens = 0;
     int completion_tokens = 0;
     int cached_prompt_tokens = 0;  // reused from a shared prefix
     int preemptions = 0;
-    double queue_seconds = 0;      // submit -> first scheduled
+    double queue_seconds = 0;        // submit -> first scheduled
     double first_token_seconds = 0;  // submit -> first token
+    uint64_t submit_step = 0;        // EngineStats::steps_total when it was submitted...
+    uint64_t first_token_step = 0;   // ...and the step that sampled its first token
 };
 
 // One request's handle. The engine pushes events; the server thread pops them. Thread-safe.
@@ -91,7 +93,8 @@ private:
 class QueueFull : public std::runtime_error {
 public:
     explicit QueueFull(double retry_after_s)
-        : std::runtime_error("the server is busy: too many requests are waiting"), retry_after_s(retry_after_s) {}
+        : std::runtime_error("the server is busy: too many requests are waiting"),
+          retry_after_s(retry_after_s) {}
     double retry_after_s;
 };
 
@@ -103,12 +106,12 @@ public:
 };
 
 struct EngineConfig {
-    int max_seqs = 8;              // sequences running at once (state slots)
-    int max_waiting = 256;         // queue length before QueueFull
-    int step_token_budget = 256;   // tokens per step (decode tokens + prefill chunk)
-    int max_context = 4096;        // tokens per sequence (prompt + generated)
-    int no_thrash_steps = 8;       // a preempted request is not re-admitted for this many steps...
-    double aging_per_second = 0.1; // ...and waiting requests gain this much priority per second
+    int max_seqs = 8;               // sequences running at once (state slots)
+    int max_waiting = 256;          // queue length before QueueFull
+    int step_token_budget = 256;    // tokens per step (decode tokens + prefill chunk)
+    int max_context = 4096;         // tokens per sequence (prompt + generated)
+    int no_thrash_steps = 8;        // a preempted request is not re-admitted for this many steps...
+    double aging_per_second = 0.1;  // ...and waiting requests gain this much priority per second
 };
 
 // Counters and gauges for /metrics and /v1/engine/stats (a consistent snapshot).

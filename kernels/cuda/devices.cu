@@ -8,7 +8,9 @@
 
 namespace niwa::kernels {
 
-bool cuda_built() { return true; }
+bool cuda_built() {
+    return true;
+}
 
 std::vector<GpuInfo> list_gpus() {
     int n = 0;

@@ -33,8 +33,9 @@ Context::Scope make_globals();
 bool contains(const Value& container, const Value& item);
 bool compare(const std::string& op, const Value& a, const Value& b);
 
-// Calls a callable value with keyword arguments checked against `params` (in order):
-// the filled-in arguments, undefined where missing and no default was given.
+// Matches a builtin's arguments to its parameter names, Python style: positional first, then
+// keywords; unknown or repeated ones are errors, the first `required` must be given, and
+// the rest come back undefined when missing.
 std::vector<Value> bind_args(const std::string& fn, CallArgs& args, const std::vector<std::string>& params,
                              size_t required = 0);
 

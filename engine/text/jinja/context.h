@@ -38,8 +38,7 @@ public:
 
 private:
     std::vector<std::shared_ptr<Scope>> scopes_;
-    std::string result_;
-    std::string* out_ = &result_;
+    std::string* out_ = nullptr;  // set by the renderer before anything runs
 };
 
 }  // namespace niwa::text::jinja

@@ -13,16 +13,26 @@ namespace {
 
 std::string py_type(const Value& v) {
     switch (v.kind()) {
-        case Value::Kind::None: return "NoneType";
-        case Value::Kind::Bool: return "bool";
-        case Value::Kind::Int: return "int";
-        case Value::Kind::Float: return "float";
-        case Value::Kind::String: return "str";
-        case Value::Kind::List: return v.is_tuple() ? "tuple" : "list";
-        case Value::Kind::Dict: return "dict";
-        case Value::Kind::Namespace: return "Namespace";
-        case Value::Kind::Callable: return "function";
-        case Value::Kind::Undefined: return "Undefined";
+        case Value::Kind::None:
+            return "NoneType";
+        case Value::Kind::Bool:
+            return "bool";
+        case Value::Kind::Int:
+            return "int";
+        case Value::Kind::Float:
+            return "float";
+        case Value::Kind::String:
+            return "str";
+        case Value::Kind::List:
+            return v.is_tuple() ? "tuple" : "list";
+        case Value::Kind::Dict:
+            return "dict";
+        case Value::Kind::Namespace:
+            return "Namespace";
+        case Value::Kind::Callable:
+            return "function";
+        case Value::Kind::Undefined:
+            return "Undefined";
     }
     return "object";
 }
@@ -37,13 +47,38 @@ void check_defined(const Value& a, const Value& b) {
 }
 
 [[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
-    throw EvalError("unsupported operand type(s) for " + op + ": '" + py_type(a) + "' and '" + py_type(b) + "'");
+    throw EvalError("unsupported operand type(s) for " + op + ": '" + py_type(a) + "' and '" + py_type(b) +
+                    "'");
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
+}
+
+// Python's ints never overflow; ours are 64-bit, so overflow is an error, not a wrong number.
+int64_t checked(bool overflowed, int64_t r) {
+    if (overflowed) throw EvalError("integer result does not fit in 64 bits");
+    return r;
+}
+
+int64_t add(int64_t a, int64_t b) {
+    int64_t r = 0;
+    const bool overflowed = __builtin_add_overflow(a, b, &r);
+    return checked(overflowed, r);
+}
+
+int64_t sub(int64_t a, int64_t b) {
+    int64_t r = 0;
+    const bool overflowed = __builtin_sub_overflow(a, b, &r);
+    return checked(overflowed, r);
+}
+
+int64_t mul(int64_t a, int64_t b) {
+    int64_t r = 0;
+    const bool overflowed = __builtin_mul_overflow(a, b, &r);
+    return checked(overflowed, r);
 }
 
 Value repeat(const Value& seq, int64_t n) {
@@ -63,7 +98,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     const bool nums = a.is_number() && b.is_number();
     const bool ints = nums && !a.is_float() && !b.is_float();
     if (op == "+") {
-        if (ints) return Value(a.as_int() + b.as_int());
+        if (ints) return Value(add(a.as_int(), b.as_int()));
         if (nums) return Value(a.as_float() + b.as_float());
         if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
         if (a.is_string()) throw EvalError("can only concatenate str (not \"" + py_type(b) + "\") to str");
@@ -75,14 +110,14 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
         unsupported(op, a, b);
     }
     if (op == "*") {
-        if (ints) return Value(a.as_int() * b.as_int());
+        if (ints) return Value(mul(a.as_int(), b.as_int()));
         if (nums) return Value(a.as_float() * b.as_float());
         if ((a.is_string() || a.is_list()) && b.is_number() && !b.is_float()) return repeat(a, b.as_int());
         if ((b.is_string() || b.is_list()) && a.is_number() && !a.is_float()) return repeat(b, a.as_int());
         unsupported(op, a, b);
     }
     if (!nums) unsupported(op, a, b);
-    if (op == "-") return ints ? Value(a.as_int() - b.as_int()) : Value(a.as_float() - b.as_float());
+    if (op == "-") return ints ? Value(sub(a.as_int(), b.as_int())) : Value(a.as_float() - b.as_float());
     if (op == "/") {
         if (b.as_float() == 0) throw EvalError("division by zero");
         return Value(a.as_float() / b.as_float());
@@ -102,7 +137,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     if (op == "**") {
         if (ints && b.as_int() >= 0) {
             int64_t r = 1;
-            for (int64_t i = 0; i < b.as_int(); ++i) r *= a.as_int();
+            for (int64_t i = 0; i < b.as_int(); ++i) r = mul(r, a.as_int());
             return Value(r);
         }
         return Value(std::pow(a.as_float(), b.as_float()));
@@ -116,7 +151,8 @@ int order(const Value& a, const Value& b, const std::string& op) {
         if (!a.is_float() && !b.is_float()) return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int();
         return a.as_float() < b.as_float() ? -1 : a.as_float() > b.as_float();
     }
-    if (a.is_string() && b.is_string()) return a.as_string().compare(b.as_string()) < 0 ? -1 : a.as_string() != b.as_string();
+    if (a.is_string() && b.is_string())
+        return a.as_string().compare(b.as_string()) < 0 ? -1 : a.as_string() != b.as_string();
     if (a.is_list() && b.is_list()) {
         const List& x = a.as_list();
         const List& y = b.as_list();
@@ -125,7 +161,8 @@ int order(const Value& a, const Value& b, const std::string& op) {
         }
         return x.size() < y.size() ? -1 : x.size() > y.size();
     }
-    throw EvalError("'" + op + "' not supported between instances of '" + py_type(a) + "' and '" + py_type(b) + "'");
+    throw EvalError("'" + op + "' not supported between instances of '" + py_type(a) + "' and '" +
+                    py_type(b) + "'");
 }
 
 }  // namespace
@@ -170,9 +207,13 @@ Value Expr::evaluate(Context& ctx) const {
     }
 }
 
-Value Literal::eval(Context&) const { return value; }
+Value Literal::eval(Context&) const {
+    return value;
+}
 
-Value Name::eval(Context& ctx) const { return ctx.lookup(name); }
+Value Name::eval(Context& ctx) const {
+    return ctx.lookup(name);
+}
 
 Value ListExpr::eval(Context& ctx) const {
     List out;

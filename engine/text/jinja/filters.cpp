@@ -13,7 +13,9 @@ namespace {
 
 using Filter = Value (*)(Context& ctx, const Value& v, CallArgs& args);
 
-std::string soft_str(const Value& v) { return py_str(v); }
+std::string soft_str(const Value& v) {
+    return py_str(v);
+}
 
 Value f_default(Context&, const Value& v, CallArgs& args) {
     auto a = bind_args("default", args, {"default_value", "boolean"});
@@ -178,7 +180,8 @@ Value f_int(Context&, const Value& v, CallArgs& args) {
         double d = 0;
         if (parse_float(v.as_string(), d) && std::isfinite(d)) return Value(static_cast<int64_t>(d));
     }
-    if (v.is_undefined()) throw EvalError(v.undefined_hint().empty() ? "undefined value" : v.undefined_hint());
+    if (v.is_undefined())
+        throw EvalError(v.undefined_hint().empty() ? "undefined value" : v.undefined_hint());
     return dflt;
 }
 
@@ -208,12 +211,23 @@ Value f_escape(Context&, const Value& v, CallArgs& args) {
     std::string out;
     for (char c : soft_str(v)) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&#34;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&#34;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
         }
     }
     return Value(std::move(out));
@@ -273,8 +287,12 @@ Value extreme(const Value& v, CallArgs& args, bool max) {
     return *best;
 }
 
-Value f_max(Context&, const Value& v, CallArgs& args) { return extreme(v, args, true); }
-Value f_min(Context&, const Value& v, CallArgs& args) { return extreme(v, args, false); }
+Value f_max(Context&, const Value& v, CallArgs& args) {
+    return extreme(v, args, true);
+}
+Value f_min(Context&, const Value& v, CallArgs& args) {
+    return extreme(v, args, false);
+}
 
 Value f_sum(Context&, const Value& v, CallArgs& args) {
     auto a = bind_args("sum", args, {"attribute", "start"});
@@ -304,8 +322,9 @@ Value f_round(Context&, const Value& v, CallArgs& args) {
 
 Value f_indent(Context&, const Value& v, CallArgs& args) {
     auto a = bind_args("indent", args, {"width", "first", "blank"});
-    const std::string pad = a[0].is_string() ? a[0].as_string()
-                                             : std::string(static_cast<size_t>(a[0].is_undefined() ? 4 : a[0].as_int()), ' ');
+    const std::string pad =
+        a[0].is_string() ? a[0].as_string()
+                         : std::string(static_cast<size_t>(a[0].is_undefined() ? 4 : a[0].as_int()), ' ');
     const std::string s = soft_str(v);
     std::string out;
     size_t start = 0;
@@ -314,7 +333,8 @@ Value f_indent(Context&, const Value& v, CallArgs& args) {
         size_t nl = s.find('\n', start);
         const bool last = nl == std::string::npos;
         const std::string line = s.substr(start, last ? std::string::npos : nl - start);
-        const bool indent_it = first_line ? a[1].truthy() : (a[2].truthy() || !py_strip(line, nullptr, true, true).empty());
+        const bool indent_it =
+            first_line ? a[1].truthy() : (a[2].truthy() || !py_strip(line, nullptr, true, true).empty());
         if (indent_it) out += pad;
         out += line;
         if (last) break;
@@ -376,10 +396,18 @@ Value select_impl(Context& ctx, const Value& v, CallArgs& args, bool keep, bool 
     return Value::list(std::move(out));
 }
 
-Value f_select(Context& c, const Value& v, CallArgs& a) { return select_impl(c, v, a, true, false); }
-Value f_reject(Context& c, const Value& v, CallArgs& a) { return select_impl(c, v, a, false, false); }
-Value f_selectattr(Context& c, const Value& v, CallArgs& a) { return select_impl(c, v, a, true, true); }
-Value f_rejectattr(Context& c, const Value& v, CallArgs& a) { return select_impl(c, v, a, false, true); }
+Value f_select(Context& c, const Value& v, CallArgs& a) {
+    return select_impl(c, v, a, true, false);
+}
+Value f_reject(Context& c, const Value& v, CallArgs& a) {
+    return select_impl(c, v, a, false, false);
+}
+Value f_selectattr(Context& c, const Value& v, CallArgs& a) {
+    return select_impl(c, v, a, true, true);
+}
+Value f_rejectattr(Context& c, const Value& v, CallArgs& a) {
+    return select_impl(c, v, a, false, true);
+}
 
 // printf-style `"%s and %d"|format(a, b)`.
 Value f_format(Context&, const Value& v, CallArgs& args) {
@@ -399,38 +427,68 @@ Value f_format(Context&, const Value& v, CallArgs& args) {
         }
         if (next >= args.positional.size()) throw EvalError("not enough arguments for format string");
         const Value& x = args.positional[next++];
-        if (spec == 's') out += soft_str(x);
-        else if (spec == 'r') out += py_repr(x);
+        if (spec == 's')
+            out += soft_str(x);
+        else if (spec == 'r')
+            out += py_repr(x);
         else if (spec == 'd' || spec == 'i') {
             if (!x.is_number()) throw EvalError("%d format: a number is required");
             out += std::to_string(x.is_float() ? static_cast<int64_t>(x.as_float()) : x.as_int());
-        } else throw EvalError(std::string("unsupported format character '") + spec + "'");
+        } else
+            throw EvalError(std::string("unsupported format character '") + spec + "'");
     }
     return Value(std::move(out));
 }
 
 const std::map<std::string, Filter>& filters() {
     static const std::map<std::string, Filter> kFilters = {
-        {"default", f_default}, {"d", f_default},         {"trim", f_trim},
-        {"length", f_length},   {"count", f_length},      {"items", f_items},
-        {"tojson", f_tojson},   {"string", f_string},     {"safe", f_safe},
-        {"join", f_join},       {"upper", f_upper},       {"lower", f_lower},
-        {"first", f_first},     {"last", f_last},         {"list", f_list},
-        {"replace", f_replace}, {"int", f_int},           {"float", f_float},
-        {"abs", f_abs},         {"map", f_map},           {"select", f_select},
-        {"reject", f_reject},   {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr},
-        {"capitalize", f_capitalize}, {"title", f_title}, {"reverse", f_reverse},
-        {"sort", f_sort},       {"unique", f_unique},     {"min", f_min},
-        {"max", f_max},         {"sum", f_sum},           {"round", f_round},
-        {"indent", f_indent},   {"attr", f_attr},         {"format", f_format},
-        {"escape", f_escape},   {"e", f_escape},
+        {"default", f_default},
+        {"d", f_default},
+        {"trim", f_trim},
+        {"length", f_length},
+        {"count", f_length},
+        {"items", f_items},
+        {"tojson", f_tojson},
+        {"string", f_string},
+        {"safe", f_safe},
+        {"join", f_join},
+        {"upper", f_upper},
+        {"lower", f_lower},
+        {"first", f_first},
+        {"last", f_last},
+        {"list", f_list},
+        {"replace", f_replace},
+        {"int", f_int},
+        {"float", f_float},
+        {"abs", f_abs},
+        {"map", f_map},
+        {"select", f_select},
+        {"reject", f_reject},
+        {"selectattr", f_selectattr},
+        {"rejectattr", f_rejectattr},
+        {"capitalize", f_capitalize},
+        {"title", f_title},
+        {"reverse", f_reverse},
+        {"sort", f_sort},
+        {"unique", f_unique},
+        {"min", f_min},
+        {"max", f_max},
+        {"sum", f_sum},
+        {"round", f_round},
+        {"indent", f_indent},
+        {"attr", f_attr},
+        {"format", f_format},
+        {"escape", f_escape},
+        {"e", f_escape},
     };
     return kFilters;
 }
 
 }  // namespace
 
-bool has_filter(const std::string& name) { return filters().count(name) != 0; }
+bool has_filter(const std::string& name) {
+    return filters().count(name) != 0;
+}
 
 Value apply_filter(Context& ctx, const std::string& name, const Value& operand, CallArgs& args) {
     auto it = filters().find(name);

@@ -15,9 +15,11 @@ constexpr int64_t kMaxRange = 100000;
 Value g_range(Context&, CallArgs& args) {
     if (!args.keyword.empty()) throw EvalError("range() takes no keyword arguments");
     const auto& p = args.positional;
-    if (p.empty() || p.size() > 3) throw EvalError("range expected 1 to 3 arguments, got " + std::to_string(p.size()));
+    if (p.empty() || p.size() > 3)
+        throw EvalError("range expected 1 to 3 arguments, got " + std::to_string(p.size()));
     for (const Value& v : p) {
-        if (!v.is_int() && !v.is_bool()) throw EvalError("'" + v.type_name() + "' cannot be interpreted as an integer");
+        if (!v.is_int() && !v.is_bool())
+            throw EvalError("'" + v.type_name() + "' cannot be interpreted as an integer");
     }
     const int64_t start = p.size() == 1 ? 0 : p[0].as_int();
     const int64_t stop = p.size() == 1 ? p[0].as_int() : p[1].as_int();
@@ -34,7 +36,8 @@ Value g_range(Context&, CallArgs& args) {
 
 Dict dict_from(const char* fn, CallArgs& args) {
     Dict d;
-    if (args.positional.size() > 1) throw EvalError(std::string(fn) + "() takes at most one positional argument");
+    if (args.positional.size() > 1)
+        throw EvalError(std::string(fn) + "() takes at most one positional argument");
     if (!args.positional.empty()) {
         if (!args.positional[0].is_dict()) throw EvalError(std::string(fn) + "() needs a mapping");
         d = args.positional[0].as_dict();
@@ -43,9 +46,13 @@ Dict dict_from(const char* fn, CallArgs& args) {
     return d;
 }
 
-Value g_namespace(Context&, CallArgs& args) { return Value::ns(dict_from("namespace", args)); }
+Value g_namespace(Context&, CallArgs& args) {
+    return Value::ns(dict_from("namespace", args));
+}
 
-Value g_dict(Context&, CallArgs& args) { return Value::dict(dict_from("dict", args)); }
+Value g_dict(Context&, CallArgs& args) {
+    return Value::dict(dict_from("dict", args));
+}
 
 Value g_raise_exception(Context&, CallArgs& args) {
     auto a = bind_args("raise_exception", args, {"message"}, 1);

@@ -66,7 +66,8 @@ void assign(Context& ctx, Pos pos, const std::vector<std::string>& targets, cons
         ctx.set(targets[0], v);
         return;
     }
-    if (!v.is_list()) fail(pos, "cannot unpack " + v.type_name() + " into " + std::to_string(targets.size()) + " names");
+    if (!v.is_list())
+        fail(pos, "cannot unpack " + v.type_name() + " into " + std::to_string(targets.size()) + " names");
     const List& items = v.as_list();
     if (items.size() != targets.size()) {
         fail(pos, std::string(items.size() > targets.size() ? "too many" : "not enough") +
@@ -125,7 +126,6 @@ Flow ForStmt::exec(Context& ctx) const {
     if (items.empty()) return exec_body(otherwise, ctx);
 
     const auto n = static_cast<int64_t>(items.size());
-    const Value all = Value::list(items);
     for (int64_t i = 0; i < n; ++i) {
         Dict loop;
         loop.set("index", Value(i + 1));
@@ -137,8 +137,10 @@ Flow ForStmt::exec(Context& ctx) const {
         loop.set("length", Value(n));
         loop.set("depth", Value(1));
         loop.set("depth0", Value(0));
-        loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
-        loop.set("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
+        loop.set("previtem",
+                 i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
+        loop.set("nextitem",
+                 i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
         loop.set("cycle", Value::callable("cycle", [i](Context&, CallArgs& args) {
                      if (args.positional.empty()) throw EvalError("no items for cycling given");
                      return args.positional[static_cast<size_t>(i) % args.positional.size()];
@@ -166,7 +168,8 @@ Flow SetStmt::exec(Context& ctx) const {
         return Flow::Normal;
     }
     const Value target = ctx.lookup(targets[0]);
-    if (!target.is_namespace()) fail(pos, "cannot assign attribute on non-namespace object '" + targets[0] + "'");
+    if (!target.is_namespace())
+        fail(pos, "cannot assign attribute on non-namespace object '" + targets[0] + "'");
     target.mutable_dict().set(attribute, v);
     return Flow::Normal;
 }
@@ -181,16 +184,20 @@ Flow FilterBlockStmt::exec(Context& ctx) const {
     return Flow::Normal;
 }
 
-Flow PlainBlockStmt::exec(Context& ctx) const { return exec_body(body, ctx); }
+Flow PlainBlockStmt::exec(Context& ctx) const {
+    return exec_body(body, ctx);
+}
 
-Flow LoopControlStmt::exec(Context&) const { return flow; }
+Flow LoopControlStmt::exec(Context&) const {
+    return flow;
+}
 
 Flow MacroStmt::exec(Context& ctx) const {
     const MacroStmt* self = this;
     auto call = [self](Context& c, CallArgs& args) -> Value {
         if (args.positional.size() > self->params.size()) {
-            throw EvalError("macro '" + self->name + "' takes not more than " + std::to_string(self->params.size()) +
-                            " argument(s)");
+            throw EvalError("macro '" + self->name + "' takes not more than " +
+                            std::to_string(self->params.size()) + " argument(s)");
         }
         for (const auto& [key, v] : args.keyword) {
             bool known = false;
@@ -209,11 +216,15 @@ Flow MacroStmt::exec(Context& ctx) const {
                 }
                 for (const auto& [key, kv] : args.keyword) {
                     if (key != param) continue;
-                    if (given) throw EvalError("macro '" + self->name + "' got multiple values for argument '" + key + "'");
+                    if (given)
+                        throw EvalError("macro '" + self->name + "' got multiple values for argument '" +
+                                        key + "'");
                     v = kv;
                     given = true;
                 }
-                if (!given) v = def ? def->evaluate(c) : Value::undefined("parameter '" + param + "' was not provided");
+                if (!given)
+                    v = def ? def->evaluate(c)
+                            : Value::undefined("parameter '" + param + "' was not provided");
                 c.set(param, v);
             }
             Value result(capture(c, self->body));

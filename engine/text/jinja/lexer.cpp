@@ -7,6 +7,7 @@
 #include "engine/text/jinja/lexer.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <string_view>
 
 #include "engine/text/jinja/utf8.h"
@@ -14,7 +15,9 @@
 namespace niwa::text::jinja {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 std::string normalize_newlines(const std::string& in) {
     std::string s;
@@ -138,7 +141,8 @@ private:
         while (i < src_.size() && is_space(src_[i])) ++i;
         if (src_.compare(i, 3, "raw") != 0) return false;
         i += 3;
-        if (i < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[i])) || src_[i] == '_')) return false;
+        if (i < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[i])) || src_[i] == '_'))
+            return false;
         return true;
     }
 
@@ -201,15 +205,16 @@ private:
         const char c = src_[i];
         if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
             size_t j = i;
-            while (j < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[j])) || src_[j] == '_')) ++j;
+            while (j < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[j])) || src_[j] == '_'))
+                ++j;
             tokens_.push_back({Tok::Name, src_.substr(i, j - i), p});
             return j;
         }
         if (std::isdigit(static_cast<unsigned char>(c))) return lex_number(i, p);
         if (c == '\'' || c == '"') return lex_string(i, p);
-        static constexpr std::string_view kOps[] = {"**", "//", "==", "!=", ">=", "<=", "+", "-", "*", "/", "%",
-                                                    "~",  "<",  ">",  "(",  ")",  "[",  "]", "{", "}", ",", ".",
-                                                    ":",  "|",  "=",  ";"};
+        static constexpr std::string_view kOps[] = {"**", "//", "==", "!=", ">=", "<=", "+", "-", "*",
+                                                    "/",  "%",  "~",  "<",  ">",  "(",  ")", "[", "]",
+                                                    "{",  "}",  ",",  ".",  ":",  "|",  "=", ";"};
         for (std::string_view op : kOps) {
             if (src_.compare(i, op.size(), op) != 0) continue;
             if (op == "(" || op == "[" || op == "{") ++depth;
@@ -222,13 +227,15 @@ private:
 
     size_t lex_number(size_t i, Pos p) {
         auto digits = [&](size_t j) {
-            while (j < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[j])) || src_[j] == '_')) ++j;
+            while (j < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[j])) || src_[j] == '_'))
+                ++j;
             return j;
         };
         size_t j = digits(i);
         bool is_float = false;
         // `x.0` after a dot is an attribute index, never the tail of a float.
-        const bool after_dot = !tokens_.empty() && tokens_.back().type == Tok::Op && tokens_.back().text == ".";
+        const bool after_dot =
+            !tokens_.empty() && tokens_.back().type == Tok::Op && tokens_.back().text == ".";
         if (!after_dot && j + 1 < src_.size() && src_[j] == '.' &&
             std::isdigit(static_cast<unsigned char>(src_[j + 1]))) {
             j = digits(j + 1);
@@ -247,11 +254,15 @@ private:
             if (src_[k] != '_') text += src_[k];
         }
         Token t{is_float ? Tok::Float : Tok::Int, text, p};
-        try {
-            if (is_float) t.float_value = std::stod(text);
-            else t.int_value = std::stoll(text);
-        } catch (const std::exception&) {
-            fail(p, "number out of range: " + text);
+        if (is_float) {
+            // strtod, not stod: subnormals like 5e-324 are valid Python floats.
+            t.float_value = std::strtod(text.c_str(), nullptr);
+        } else {
+            try {
+                t.int_value = std::stoll(text);
+            } catch (const std::exception&) {
+                fail(p, "integer literal does not fit in 64 bits: " + text);
+            }
         }
         tokens_.push_back(std::move(t));
         return j;
@@ -273,18 +284,41 @@ private:
             const char e = src_[j + 1];
             j += 2;
             switch (e) {
-                case 'n': out += '\n'; break;
-                case 't': out += '\t'; break;
-                case 'r': out += '\r'; break;
-                case '0': out += '\0'; break;
-                case 'a': out += '\a'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'v': out += '\v'; break;
-                case '\\': out += '\\'; break;
-                case '\'': out += '\''; break;
-                case '"': out += '"'; break;
-                case '\n': break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case '0':
+                    out += '\0';
+                    break;
+                case 'a':
+                    out += '\a';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'v':
+                    out += '\v';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '\'':
+                    out += '\'';
+                    break;
+                case '"':
+                    out += '"';
+                    break;
+                case '\n':
+                    break;
                 case 'x':
                 case 'u':
                 case 'U': {
@@ -292,7 +326,8 @@ private:
                     if (j + n > src_.size()) fail(p, "truncated escape in string literal");
                     const std::string hex = src_.substr(j, n);
                     for (char h : hex) {
-                        if (!std::isxdigit(static_cast<unsigned char>(h))) fail(p, "bad escape in string literal");
+                        if (!std::isxdigit(static_cast<unsigned char>(h)))
+                            fail(p, "bad escape in string literal");
                     }
                     utf8_append(out, static_cast<char32_t>(std::stoul(hex, nullptr, 16)));
                     j += n;
@@ -316,6 +351,8 @@ private:
 
 }  // namespace
 
-std::vector<Token> tokenize(const std::string& source) { return Lexer(normalize_newlines(source)).run(); }
+std::vector<Token> tokenize(const std::string& source) {
+    return Lexer(normalize_newlines(source)).run();
+}
 
 }  // namespace niwa::text::jinja

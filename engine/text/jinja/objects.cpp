@@ -46,11 +46,16 @@ static const std::string& need_string(const Value& v, const std::string& fn) {
 
 size_t length_of(const Value& v) {
     switch (v.kind()) {
-        case Value::Kind::Undefined: return 0;
-        case Value::Kind::String: return utf8_length(v.as_string());
-        case Value::Kind::List: return v.as_list().size();
-        case Value::Kind::Dict: return v.as_dict().size();
-        default: throw EvalError("object of type '" + v.type_name() + "' has no len()");
+        case Value::Kind::Undefined:
+            return 0;
+        case Value::Kind::String:
+            return utf8_length(v.as_string());
+        case Value::Kind::List:
+            return v.as_list().size();
+        case Value::Kind::Dict:
+            return v.as_dict().size();
+        default:
+            throw EvalError("object of type '" + v.type_name() + "' has no len()");
     }
 }
 
@@ -67,7 +72,8 @@ List iterate(const Value& v) {
         }
         case Value::Kind::String: {
             List chars;
-            for (char32_t c : utf8_decode(v.as_string())) chars.emplace_back(utf8_encode(std::u32string(1, c)));
+            for (char32_t c : utf8_decode(v.as_string()))
+                chars.emplace_back(utf8_encode(std::u32string(1, c)));
             return chars;
         }
         default:
@@ -76,9 +82,11 @@ List iterate(const Value& v) {
 }
 
 // Python's slice.indices(): clamps start/stop for a sequence of length n.
-static std::vector<size_t> slice_indices(int64_t n, const Value& start, const Value& stop, const Value& step) {
+static std::vector<size_t> slice_indices(int64_t n, const Value& start, const Value& stop,
+                                         const Value& step) {
     auto as_index = [](const Value& v, const char* what) {
-        if (!v.is_int() && !v.is_bool()) throw EvalError(std::string("slice ") + what + " must be an integer or None");
+        if (!v.is_int() && !v.is_bool())
+            throw EvalError(std::string("slice ") + what + " must be an integer or None");
         return v.as_int();
     };
     const int64_t st = step.is_none() ? 1 : as_index(step, "step");
@@ -107,7 +115,8 @@ Value slice(const Value& obj, const Value& start, const Value& stop, const Value
     if (obj.is_list()) {
         const List& items = obj.as_list();
         List out;
-        for (size_t i : slice_indices(static_cast<int64_t>(items.size()), start, stop, step)) out.push_back(items[i]);
+        for (size_t i : slice_indices(static_cast<int64_t>(items.size()), start, stop, step))
+            out.push_back(items[i]);
         return Value::list(std::move(out), obj.is_tuple());
     }
     throw EvalError("'" + obj.type_name() + "' is not subscriptable");
@@ -127,7 +136,8 @@ Value get_item(const Value& obj, const Value& key) {
         const auto n = static_cast<int64_t>(str ? cps.size() : obj.as_list().size());
         int64_t i = key.as_int();
         if (i < 0) i += n;
-        if (i < 0 || i >= n) return Value::undefined("'" + obj.type_name() + "' has no element " + py_repr(key));
+        if (i < 0 || i >= n)
+            return Value::undefined("'" + obj.type_name() + "' has no element " + py_repr(key));
         if (str) return Value(utf8_encode(std::u32string(1, cps[static_cast<size_t>(i)])));
         return obj.as_list()[static_cast<size_t>(i)];
     }
@@ -235,8 +245,10 @@ Value str_title(const Value& self, bool capitalize_only) {
         const bool alpha = py_lower(one) != py_upper(one);
         const std::string mapped = start ? py_upper(one) : py_lower(one);
         c = utf8_decode(mapped)[0];
-        if (capitalize_only) start = false;
-        else start = !alpha;
+        if (capitalize_only)
+            start = false;
+        else
+            start = !alpha;
     }
     return Value(utf8_encode(cps));
 }
@@ -247,7 +259,8 @@ Value str_find(const Value& self, CallArgs& args, bool count_all) {
     const std::string& s = self.as_string();
     if (!count_all) {
         const size_t at = s.find(sub);
-        return Value(at == std::string::npos ? int64_t{-1} : static_cast<int64_t>(utf8_length(s.substr(0, at))));
+        return Value(at == std::string::npos ? int64_t{-1}
+                                             : static_cast<int64_t>(utf8_length(s.substr(0, at))));
     }
     if (sub.empty()) return Value(static_cast<int64_t>(utf8_length(s) + 1));
     int64_t n = 0;
@@ -298,7 +311,8 @@ Value str_format(const Value& self, CallArgs& args) {
             const Value* v = nullptr;
             if (field.empty() || std::all_of(field.begin(), field.end(), ::isdigit)) {
                 const size_t idx = field.empty() ? auto_index++ : std::stoul(field);
-                if (idx >= args.positional.size()) throw EvalError("Replacement index " + std::to_string(idx) + " out of range");
+                if (idx >= args.positional.size())
+                    throw EvalError("Replacement index " + std::to_string(idx) + " out of range");
                 v = &args.positional[idx];
             } else {
                 for (const auto& [k, kv] : args.keyword) {
@@ -338,7 +352,8 @@ Value string_method(const Value& self, const std::string& name, CallArgs& args) 
     }
     if (name == "isspace") return str_is(self, py_isspace);
     if (name == "isdigit") return str_is(self, [](char32_t c) { return c >= '0' && c <= '9'; });
-    if (name == "isalpha") return str_is(self, [](char32_t c) {
+    if (name == "isalpha")
+        return str_is(self, [](char32_t c) {
             const std::string one = utf8_encode(std::u32string(1, c));
             return py_lower(one) != py_upper(one) || (c >= 0x80 && !py_isspace(c));
         });
@@ -347,8 +362,12 @@ Value string_method(const Value& self, const std::string& name, CallArgs& args) 
         for (auto& p : py_split(self.as_string(), nullptr, -1)) out.emplace_back(std::move(p));
         return Value::list(std::move(out));
     }
-    if (name == "islower") return Value(py_lower(self.as_string()) == self.as_string() && py_upper(self.as_string()) != self.as_string());
-    if (name == "isupper") return Value(py_upper(self.as_string()) == self.as_string() && py_lower(self.as_string()) != self.as_string());
+    if (name == "islower")
+        return Value(py_lower(self.as_string()) == self.as_string() &&
+                     py_upper(self.as_string()) != self.as_string());
+    if (name == "isupper")
+        return Value(py_upper(self.as_string()) == self.as_string() &&
+                     py_lower(self.as_string()) != self.as_string());
     throw EvalError("'str object' has no attribute '" + name + "'");
 }
 
@@ -364,9 +383,12 @@ Value dict_method(const Value& self, const std::string& name, CallArgs& args) {
     bind_args(name, args, {});
     List out;
     for (const auto& [k, v] : d.items()) {
-        if (name == "items") out.push_back(Value::list({Value(k), v}, true));
-        else if (name == "keys") out.emplace_back(k);
-        else out.push_back(v);
+        if (name == "items")
+            out.push_back(Value::list({Value(k), v}, true));
+        else if (name == "keys")
+            out.emplace_back(k);
+        else
+            out.push_back(v);
     }
     return Value::list(std::move(out));
 }
@@ -385,15 +407,17 @@ Value list_method(const Value& self, const std::string& name, CallArgs& args) {
 }
 
 bool is_string_method(const std::string& n) {
-    static const char* kNames[] = {"startswith", "endswith", "strip",  "lstrip",  "rstrip",     "split",
-                                   "rsplit",     "replace",  "format", "join",    "find",       "count",
-                                   "upper",      "lower",    "title",  "isspace", "capitalize", "isdigit",
+    static const char* kNames[] = {"startswith", "endswith", "strip",   "lstrip",    "rstrip",     "split",
+                                   "rsplit",     "replace",  "format",  "join",      "find",       "count",
+                                   "upper",      "lower",    "title",   "isspace",   "capitalize", "isdigit",
                                    "isalpha",    "islower",  "isupper", "splitlines"};
     return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* k) { return n == k; });
 }
 
-Value bound(const Value& self, const std::string& name, Value (*impl)(const Value&, const std::string&, CallArgs&)) {
-    return Value::callable(name, [self, name, impl](Context&, CallArgs& args) { return impl(self, name, args); });
+Value bound(const Value& self, const std::string& name,
+            Value (*impl)(const Value&, const std::string&, CallArgs&)) {
+    return Value::callable(name,
+                           [self, name, impl](Context&, CallArgs& args) { return impl(self, name, args); });
 }
 
 }  // namespace

@@ -38,11 +38,16 @@ private:
 
     static std::string describe(const Token& t) {
         switch (t.type) {
-            case Tok::Eof: return "end of template";
-            case Tok::BlockEnd: return "'%}'";
-            case Tok::VarEnd: return "'}}'";
-            case Tok::String: return "string literal";
-            default: return "'" + t.text + "'";
+            case Tok::Eof:
+                return "end of template";
+            case Tok::BlockEnd:
+                return "'%}'";
+            case Tok::VarEnd:
+                return "'}}'";
+            case Tok::String:
+                return "string literal";
+            default:
+                return "'" + t.text + "'";
         }
     }
 
@@ -50,7 +55,8 @@ private:
         if (!skip_op(op)) fail(cur().pos, std::string("expected '") + op + "', found " + describe(cur()));
     }
     std::string expect_name(const char* what) {
-        if (cur().type != Tok::Name) fail(cur().pos, std::string("expected ") + what + ", found " + describe(cur()));
+        if (cur().type != Tok::Name)
+            fail(cur().pos, std::string("expected ") + what + ", found " + describe(cur()));
         return next().text;
     }
     void expect_block_end(const std::string& tag) {
@@ -248,7 +254,8 @@ private:
         tuple->tuple = true;
         tuple->items.push_back(std::move(first));
         while (skip_op(",")) {
-            if (cur().type == Tok::BlockEnd || cur().type == Tok::VarEnd || is_op(")") || is_name("if")) break;
+            if (cur().type == Tok::BlockEnd || cur().type == Tok::VarEnd || is_op(")") || is_name("if"))
+                break;
             tuple->items.push_back(with_condexpr ? parse_expression() : parse_or());
         }
         return tuple;
@@ -309,9 +316,8 @@ private:
         std::vector<std::pair<std::string, ExprPtr>> rest;
         while (true) {
             std::string op;
-            if (cur().type == Tok::Op &&
-                (cur().text == "==" || cur().text == "!=" || cur().text == "<" || cur().text == ">" ||
-                 cur().text == "<=" || cur().text == ">=")) {
+            if (cur().type == Tok::Op && (cur().text == "==" || cur().text == "!=" || cur().text == "<" ||
+                                          cur().text == ">" || cur().text == "<=" || cur().text == ">=")) {
                 op = next().text;
             } else if (is_name("in")) {
                 ++i_;
@@ -387,9 +393,12 @@ private:
         switch (t.type) {
             case Tok::Name: {
                 ++i_;
-                if (t.text == "true" || t.text == "True") return std::make_unique<Literal>(t.pos, Value(true));
-                if (t.text == "false" || t.text == "False") return std::make_unique<Literal>(t.pos, Value(false));
-                if (t.text == "none" || t.text == "None") return std::make_unique<Literal>(t.pos, Value::none());
+                if (t.text == "true" || t.text == "True")
+                    return std::make_unique<Literal>(t.pos, Value(true));
+                if (t.text == "false" || t.text == "False")
+                    return std::make_unique<Literal>(t.pos, Value(false));
+                if (t.text == "none" || t.text == "None")
+                    return std::make_unique<Literal>(t.pos, Value::none());
                 return std::make_unique<Name>(t.pos, t.text);
             }
             case Tok::String: {
@@ -579,6 +588,8 @@ private:
 
 }  // namespace
 
-Body parse(const std::vector<Token>& tokens) { return Parser(tokens).parse_template(); }
+Body parse(const std::vector<Token>& tokens) {
+    return Parser(tokens).parse_template();
+}
 
 }  // namespace niwa::text::jinja

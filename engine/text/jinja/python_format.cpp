@@ -35,7 +35,8 @@ std::string py_float_repr(double d) {
     if (decpt > -4 && decpt <= 16) {
         if (decpt <= 0) return sign + "0." + std::string(static_cast<size_t>(-decpt), '0') + digits;
         if (decpt >= n) return sign + digits + std::string(static_cast<size_t>(decpt - n), '0') + ".0";
-        return sign + digits.substr(0, static_cast<size_t>(decpt)) + "." + digits.substr(static_cast<size_t>(decpt));
+        return sign + digits.substr(0, static_cast<size_t>(decpt)) + "." +
+               digits.substr(static_cast<size_t>(decpt));
     }
     std::string mantissa = digits.substr(0, 1);
     if (n > 1) mantissa += "." + digits.substr(1);
@@ -215,9 +216,12 @@ struct JsonWriter {
                 return;
             case Value::Kind::Float: {
                 const double d = v.as_float();
-                if (std::isnan(d)) out += "NaN";
-                else if (std::isinf(d)) out += d < 0 ? "-Infinity" : "Infinity";
-                else out += py_float_repr(d);
+                if (std::isnan(d))
+                    out += "NaN";
+                else if (std::isinf(d))
+                    out += d < 0 ? "-Infinity" : "Infinity";
+                else
+                    out += py_float_repr(d);
                 return;
             }
             case Value::Kind::String:
@@ -276,8 +280,10 @@ struct JsonWriter {
 
 std::string json_dumps(const Value& v, const JsonOptions& options) {
     // Python's defaults: ", " between items, or "," when indenting (the newline separates).
-    JsonWriter w{options, options.item_separator.value_or(options.indent ? "," : ", "),
-                 options.key_separator.value_or(": "), {}};
+    JsonWriter w{options,
+                 options.item_separator.value_or(options.indent ? "," : ", "),
+                 options.key_separator.value_or(": "),
+                 {}};
     w.write(v, 0);
     return std::move(w.out);
 }

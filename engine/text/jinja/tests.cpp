@@ -62,7 +62,8 @@ bool t_even(Context&, const Value& v, CallArgs& args) {
 
 bool t_divisibleby(Context&, const Value& v, CallArgs& args) {
     const Value& n = one_arg("divisibleby", args);
-    if (!v.is_number() || !n.is_number() || n.as_float() == 0) throw EvalError("test 'divisibleby' needs numbers");
+    if (!v.is_number() || !n.is_number() || n.as_float() == 0)
+        throw EvalError("test 'divisibleby' needs numbers");
     if (v.is_float() || n.is_float()) return std::fmod(v.as_float(), n.as_float()) == 0;
     return v.as_int() % n.as_int() == 0;
 }
@@ -76,7 +77,9 @@ bool t_sameas(Context&, const Value& v, CallArgs& args) {
     return equals(v, other);
 }
 
-bool t_in(Context&, const Value& v, CallArgs& args) { return contains(one_arg("in", args), v); }
+bool t_in(Context&, const Value& v, CallArgs& args) {
+    return contains(one_arg("in", args), v);
+}
 
 template <const char* Op>
 bool t_compare(Context&, const Value& v, CallArgs& args) {
@@ -87,16 +90,35 @@ constexpr char kEq[] = "==", kNe[] = "!=", kLt[] = "<", kGt[] = ">", kLe[] = "<=
 
 const std::map<std::string, Test>& tests() {
     static const std::map<std::string, Test> kTests = {
-        {"defined", t_defined},   {"undefined", t_undefined}, {"none", t_none},
-        {"string", t_string},     {"number", t_number},       {"integer", t_integer},
-        {"float", t_float},       {"boolean", t_boolean},     {"true", t_true},
-        {"false", t_false},       {"mapping", t_mapping},     {"iterable", t_iterable},
-        {"sequence", t_sequence}, {"callable", t_callable},
-        {"lower", t_lower},       {"upper", t_upper},         {"odd", t_odd},
-        {"even", t_even},         {"divisibleby", t_divisibleby}, {"sameas", t_sameas},
-        {"in", t_in},             {"eq", t_compare<kEq>},     {"equalto", t_compare<kEq>},
-        {"ne", t_compare<kNe>},   {"lt", t_compare<kLt>},     {"lessthan", t_compare<kLt>},
-        {"gt", t_compare<kGt>},   {"greaterthan", t_compare<kGt>}, {"le", t_compare<kLe>},
+        {"defined", t_defined},
+        {"undefined", t_undefined},
+        {"none", t_none},
+        {"string", t_string},
+        {"number", t_number},
+        {"integer", t_integer},
+        {"float", t_float},
+        {"boolean", t_boolean},
+        {"true", t_true},
+        {"false", t_false},
+        {"mapping", t_mapping},
+        {"iterable", t_iterable},
+        {"sequence", t_sequence},
+        {"callable", t_callable},
+        {"lower", t_lower},
+        {"upper", t_upper},
+        {"odd", t_odd},
+        {"even", t_even},
+        {"divisibleby", t_divisibleby},
+        {"sameas", t_sameas},
+        {"in", t_in},
+        {"eq", t_compare<kEq>},
+        {"equalto", t_compare<kEq>},
+        {"ne", t_compare<kNe>},
+        {"lt", t_compare<kLt>},
+        {"lessthan", t_compare<kLt>},
+        {"gt", t_compare<kGt>},
+        {"greaterthan", t_compare<kGt>},
+        {"le", t_compare<kLe>},
         {"ge", t_compare<kGe>},
     };
     return kTests;
@@ -104,7 +126,9 @@ const std::map<std::string, Test>& tests() {
 
 }  // namespace
 
-bool has_test(const std::string& name) { return tests().count(name) != 0; }
+bool has_test(const std::string& name) {
+    return tests().count(name) != 0;
+}
 
 bool apply_test(Context& ctx, const std::string& name, const Value& operand, CallArgs& args) {
     auto it = tests().find(name);

@@ -68,9 +68,15 @@ static bool is_ascii(std::string_view s) {
 }
 
 std::string py_upper(std::string_view s) {
-    std::u32string cps = utf8_decode(s);
-    for (char32_t& c : cps) c = static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c)));
-    return utf8_encode(cps);
+    std::string out;
+    for (char32_t c : utf8_decode(s)) {
+        if (c == 0xDF) {  // Python's full case mapping: ß -> SS (utf8proc's simple one gives ẞ)
+            out += "SS";
+            continue;
+        }
+        utf8_append(out, static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c))));
+    }
+    return out;
 }
 
 std::string py_lower(std::string_view s) {

@@ -104,8 +104,12 @@ Value value_from_json(const Json& j) {
 
 }  // namespace
 
-Value Value::from_json(const nlohmann::json& j) { return value_from_json(j); }
-Value Value::from_json(const nlohmann::ordered_json& j) { return value_from_json(j); }
+Value Value::from_json(const nlohmann::json& j) {
+    return value_from_json(j);
+}
+Value Value::from_json(const nlohmann::ordered_json& j) {
+    return value_from_json(j);
+}
 
 bool Value::truthy() const {
     switch (kind_) {

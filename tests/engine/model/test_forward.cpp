@@ -35,7 +35,8 @@ model::ModelConfig config(int tp = 1, int step_tokens = 256) {
 }
 
 // All logits of one sequence fed as one prompt.
-std::vector<float> prefill(const std::string& path, const std::vector<int32_t>& tokens, const model::ModelConfig& c) {
+std::vector<float> prefill(const std::string& path, const std::vector<int32_t>& tokens,
+                           const model::ModelConfig& c) {
     auto m = model::Model::open(path, c);
     model::Sequences s(*m);
     const int id = s.add();
@@ -62,7 +63,8 @@ void check_nontrivial(const std::vector<float>& l, int64_t vocab) {
         lo = std::min<double>(lo, v), hi = std::max<double>(hi, v);
     }
     QVERIFY2(hi - lo > 1.0, "logits have almost no spread");
-    if (int64_t(l.size()) >= 2 * vocab) QVERIFY(rel_diff({l.begin(), l.begin() + vocab}, {l.begin() + vocab, l.begin() + 2 * vocab}) > 1e-3);
+    if (int64_t(l.size()) >= 2 * vocab)
+        QVERIFY(rel_diff({l.begin(), l.begin() + vocab}, {l.begin() + vocab, l.begin() + 2 * vocab}) > 1e-3);
 }
 
 }  // namespace
@@ -133,8 +135,10 @@ private slots:
             const int id = alone.add();
             const auto a = alone.feed({{id, prompts[i]}})[0];
             const auto b = alone.feed({{id, {int32_t(11 + i)}}})[0];
-            QVERIFY2(rel_diff(together[i], a) <= 1e-5, qPrintable(QString("prompt %1 in a batch differs").arg(i)));
-            QVERIFY2(rel_diff(decoded[i], b) <= 1e-5, qPrintable(QString("decode %1 in a batch differs").arg(i)));
+            QVERIFY2(rel_diff(together[i], a) <= 1e-5,
+                     qPrintable(QString("prompt %1 in a batch differs").arg(i)));
+            QVERIFY2(rel_diff(decoded[i], b) <= 1e-5,
+                     qPrintable(QString("decode %1 in a batch differs").arg(i)));
         }
     }
 

@@ -25,7 +25,8 @@ void hadamard_rows(std::vector<double>& v, int block) {
     for (size_t b0 = 0; b0 < v.size(); b0 += size_t(block)) {
         for (int c = 0; c < block; ++c) {
             double s = 0;
-            for (int r = 0; r < block; ++r) s += (std::popcount(unsigned(r & c)) % 2 ? -1.0 : 1.0) * v[b0 + size_t(r)];
+            for (int r = 0; r < block; ++r)
+                s += (std::popcount(unsigned(r & c)) % 2 ? -1.0 : 1.0) * v[b0 + size_t(r)];
             out[size_t(c)] = s / std::sqrt(double(block));
         }
         std::copy(out.begin(), out.end(), v.begin() + int64_t(b0));
@@ -40,7 +41,8 @@ void write_unfolded(const gguf::Reader& src, const std::string& dst) {
     QVERIFY(prism.enabled);
     gguf::Writer w;
     for (const gguf::KeyValue& kv : src.metadata())
-        if (kv.key.rfind("prism.", 0) != 0 || kv.key == "prism.hadamard.gdn_v_grouped") w.add_value(kv.key, kv.value);
+        if (kv.key.rfind("prism.", 0) != 0 || kv.key == "prism.hadamard.gdn_v_grouped")
+            w.add_value(kv.key, kv.value);
     for (const gguf::TensorInfo& t : src.tensors()) {
         std::vector<int64_t> ne(t.ne, t.ne + t.n_dims);
         const bool fold = prism.folded.count(t.name), inverse = prism.inverse.count(t.name);
@@ -108,7 +110,8 @@ private slots:
             den = std::max(den, std::fabs(double(b[i])));
         }
         QVERIFY(den > 1.0);
-        QVERIFY2(num / den <= 1e-4, qPrintable(QString("folded vs unfolded logits differ by %1").arg(num / den)));
+        QVERIFY2(num / den <= 1e-4,
+                 qPrintable(QString("folded vs unfolded logits differ by %1").arg(num / den)));
     }
 };
 

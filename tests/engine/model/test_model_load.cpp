@@ -106,7 +106,8 @@ private slots:
         const std::string path = dir_.file("shape.gguf").toStdString();
         copy_with(tiny_, path, {.reshape_tensor = "blk.3.attn_k.weight"});
         const QString err = load_error(path);
-        QVERIFY2(err.contains("'blk.3.attn_k.weight' has shape") && err.contains("expected"), qPrintable(err));
+        QVERIFY2(err.contains("'blk.3.attn_k.weight' has shape") && err.contains("expected"),
+                 qPrintable(err));
     }
 
     void missing_and_mistyped_keys_are_named() {

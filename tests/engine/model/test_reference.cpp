@@ -43,8 +43,8 @@ std::vector<float> read_f32(const QString& path) {
 }
 
 struct Agreement {
-    double rel = INFINITY;   // max |Δ| / max |ref|
-    double argmax = 0;       // fraction of rows with the same top token
+    double rel = INFINITY;  // max |Δ| / max |ref|
+    double argmax = 0;      // fraction of rows with the same top token
 };
 
 Agreement compare(const std::vector<float>& got, const std::vector<float>& ref, int64_t vocab) {
@@ -82,7 +82,8 @@ private slots:
             const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object();
             QCOMPARE(c["impl"].toString(), QString("transformers"));
             const QJsonObject m = c["manifest_model"].toObject();
-            const QString model = test::synthetic_model(m["preset"].toString(), m["seed"].toInt(), m["quant"].toString());
+            const QString model =
+                test::synthetic_model(m["preset"].toString(), m["seed"].toInt(), m["quant"].toString());
             QVERIFY(!model.isEmpty());
             std::vector<int32_t> tokens;
             for (const auto& t : c["tokens"].toArray()) tokens.push_back(int32_t(t.toInt()));
@@ -90,12 +91,13 @@ private slots:
             const auto ref = read_f32(dir.filePath(c["case"].toString() + ".logits.f32"));
             QCOMPARE(int64_t(ref.size()), int64_t(tokens.size()) * vocab);
             const Agreement a = compare(engine_logits(model, tokens), ref, vocab);
-            qInfo("%s: %zu tokens, max|d|/max|ref| = %.3g, argmax agreement %.3f", qPrintable(c["case"].toString()),
-                  tokens.size(), a.rel, a.argmax);
-            QVERIFY2(a.rel <= 1e-4, qPrintable(QString("%1 differs from transformers by %2 (if mkmodel's generator "
-                                                       "changed, remake the fixtures: tests/fixtures/README.md)")
-                                                   .arg(c["case"].toString())
-                                                   .arg(a.rel)));
+            qInfo("%s: %zu tokens, max|d|/max|ref| = %.3g, argmax agreement %.3f",
+                  qPrintable(c["case"].toString()), tokens.size(), a.rel, a.argmax);
+            QVERIFY2(a.rel <= 1e-4,
+                     qPrintable(QString("%1 differs from transformers by %2 (if mkmodel's generator "
+                                        "changed, remake the fixtures: tests/fixtures/README.md)")
+                                    .arg(c["case"].toString())
+                                    .arg(a.rel)));
             presets.insert(m["preset"].toString());
         }
         QVERIFY2(presets.size() >= 2, "the reference fixtures must cover at least two geometries");
@@ -114,9 +116,9 @@ private slots:
             for (auto& t : tokens) ids << QString::number(t = int32_t(rng() % 1000));
             QProcess py;
             const QString prefix = tmp.file(preset);
-            py.start("/usr/bin/python3", {QStringLiteral(NIWA_SOURCE_DIR) + "/tests/fixtures/make_reference.py",
-                                          "--model", model, "--tokens", ids.join(','), "--out", prefix, "--impl",
-                                          "numpy"});
+            py.start("/usr/bin/python3",
+                     {QStringLiteral(NIWA_SOURCE_DIR) + "/tests/fixtures/make_reference.py", "--model", model,
+                      "--tokens", ids.join(','), "--out", prefix, "--impl", "numpy"});
             QVERIFY2(py.waitForFinished(300000), "the numpy reference did not finish");
             QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
             const auto ref = read_f32(prefix + ".logits.f32");
@@ -125,7 +127,9 @@ private slots:
             for (int tp : {1, 2}) {
                 const Agreement a = compare(engine_logits(model, tokens, tp), ref, vocab);
                 qInfo("%s seed %d tp %d: max|d|/max|ref| = %.3g", preset, seed, tp, a.rel);
-                QVERIFY2(a.rel <= 1e-4, qPrintable(QString("%1 --tp %2 differs from numpy by %3").arg(preset).arg(tp).arg(a.rel)));
+                QVERIFY2(a.rel <= 1e-4,
+                         qPrintable(
+                             QString("%1 --tp %2 differs from numpy by %3").arg(preset).arg(tp).arg(a.rel)));
                 QVERIFY(a.argmax >= 0.99);
             }
         }

@@ -15,7 +15,8 @@ model::HParams geometry_27b() {
     model::HParams hp;
     hp.n_layer = 64, hp.n_embd = 5120, hp.n_ff = 17408, hp.n_vocab = 248320;
     hp.n_head = 24, hp.n_head_kv = 4, hp.head_dim = 256, hp.n_rot = 64, hp.rope_theta = 1e7f;
-    hp.ssm_conv_kernel = 4, hp.ssm_d_state = 128, hp.ssm_n_k_heads = 16, hp.ssm_n_v_heads = 48, hp.ssm_d_inner = 6144;
+    hp.ssm_conv_kernel = 4, hp.ssm_d_state = 128, hp.ssm_n_k_heads = 16, hp.ssm_n_v_heads = 48,
+    hp.ssm_d_inner = 6144;
     return hp;
 }
 
@@ -41,7 +42,8 @@ private slots:
 
     void ffn_down_splits_9_and_8_blocks_on_two_ranks() {
         const auto hp = geometry_27b();
-        const auto a = model::ShardPlan::make(hp, 1024, true, 0, 2), b = model::ShardPlan::make(hp, 1024, true, 1, 2);
+        const auto a = model::ShardPlan::make(hp, 1024, true, 0, 2),
+                   b = model::ShardPlan::make(hp, 1024, true, 1, 2);
         QCOMPARE(a.ffn.size(), int64_t(9 * 1024));
         QCOMPARE(b.ffn.size(), int64_t(8 * 1024));
         QCOMPARE(a.q_heads.size(), int64_t(12));

@@ -9,7 +9,7 @@
 namespace niwa::test {
 
 struct ReferenceResult {
-    bool ok = false;      // the script ran; otherwise `error` says why
+    bool ok = false;  // the script ran; otherwise `error` says why
     QString error;
     nlohmann::ordered_json answers;  // one {"output"} or {"error", "raised"} per case
 };

@@ -47,14 +47,15 @@ private slots:
         w.add_string("general.architecture", "qwen35");
         w.add_string("tokenizer.chat_template", std::string(niwa::text::synthetic_chat_template()));
         w.write(model.toStdString());
-        const json request = {
-            {"messages", json::array({{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hi 😀"}}})},
-            {"reasoning_effort", "low"}};
+        const json request = {{"messages", json::array({{{"role", "system"}, {"content", "Be brief."}},
+                                                        {{"role", "user"}, {"content", "Hi 😀"}}})},
+                              {"reasoning_effort", "low"}};
         write_file(dir.file("req.json"), request.dump());
 
         const Run r = engine({"template", "--model", model, "--request", dir.file("req.json")});
         QVERIFY2(r.status == 0, r.err.constData());
-        const std::string want = niwa::text::ChatTemplate(std::string(niwa::text::synthetic_chat_template())).render(request);
+        const std::string want =
+            niwa::text::ChatTemplate(std::string(niwa::text::synthetic_chat_template())).render(request);
         QCOMPARE(r.out, QByteArray::fromStdString(want));
     }
 
@@ -62,7 +63,8 @@ private slots:
         niwa::test::TempDir dir;
         write_file(dir.file("t.jinja"), "{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}");
         write_file(dir.file("req.json"), R"({"messages": [{"role": "user", "content": "x"}]})");
-        const Run r = engine({"template", "--chat-template", dir.file("t.jinja"), "--request", dir.file("req.json")});
+        const Run r =
+            engine({"template", "--chat-template", dir.file("t.jinja"), "--request", dir.file("req.json")});
         QCOMPARE(r.status, 0);
         QCOMPARE(r.out, QByteArray("[user:x]"));
     }
@@ -70,15 +72,18 @@ private slots:
     void template_errors_exit_1_on_stderr() {
         niwa::test::TempDir dir;
         write_file(dir.file("t.jinja"), std::string(niwa::text::synthetic_chat_template()));
-        write_file(dir.file("req.json"),
-                   R"({"messages": [{"role": "user", "content": "x"}, {"role": "system", "content": "late"}]})");
-        const Run r = engine({"template", "--chat-template", dir.file("t.jinja"), "--request", dir.file("req.json")});
+        write_file(
+            dir.file("req.json"),
+            R"({"messages": [{"role": "user", "content": "x"}, {"role": "system", "content": "late"}]})");
+        const Run r =
+            engine({"template", "--chat-template", dir.file("t.jinja"), "--request", dir.file("req.json")});
         QCOMPARE(r.status, 1);
         QVERIFY(r.out.isEmpty());
         QVERIFY2(r.err.contains("The system message must be the first message."), r.err.constData());
 
         write_file(dir.file("bad.json"), "{not json");
-        const Run bad = engine({"template", "--chat-template", dir.file("t.jinja"), "--request", dir.file("bad.json")});
+        const Run bad =
+            engine({"template", "--chat-template", dir.file("t.jinja"), "--request", dir.file("bad.json")});
         QCOMPARE(bad.status, 1);
         QVERIFY2(bad.err.contains("not valid JSON"), bad.err.constData());
     }

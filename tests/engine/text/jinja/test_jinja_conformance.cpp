@@ -54,7 +54,8 @@ private slots:
         json conversations = load_cases("conversations.json");
         QVERIFY2(constructs_.is_object() && conversations.is_object(), "cannot read the case files");
         QVERIFY(constructs_["cases"].size() > 100);
-        for (auto& c : conversations["cases"]) c["template"] = std::string(niwa::text::synthetic_chat_template());
+        for (auto& c : conversations["cases"])
+            c["template"] = std::string(niwa::text::synthetic_chat_template());
         conversations_ = conversations;
 
         json all = {{"cases", json::array()}};
@@ -98,14 +99,16 @@ private:
         const json& want = reference_[static_cast<size_t>(index)];
         const json got = render_ours(case_at(static_cast<size_t>(index)));
         if (want.contains("output")) {
-            QVERIFY2(got.contains("output"), qPrintable("jinja2 rendered, we failed: " + QString::fromStdString(got.dump())));
+            QVERIFY2(got.contains("output"),
+                     qPrintable("jinja2 rendered, we failed: " + QString::fromStdString(got.dump())));
             QCOMPARE(QString::fromStdString(got["output"]), QString::fromStdString(want["output"]));
             return;
         }
         QVERIFY2(got.contains("error"), qPrintable("jinja2 failed (" + QString::fromStdString(want["error"]) +
                                                    "), we rendered: " + QString::fromStdString(got.dump())));
         if (want["raised"].get<bool>()) {
-            QVERIFY2(got["raised"].get<bool>(), qPrintable("expected raise_exception, got " + QString::fromStdString(got.dump())));
+            QVERIFY2(got["raised"].get<bool>(),
+                     qPrintable("expected raise_exception, got " + QString::fromStdString(got.dump())));
             QCOMPARE(QString::fromStdString(got["error"]), QString::fromStdString(want["error"]));
         }
     }

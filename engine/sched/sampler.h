@@ -1,0 +1,31 @@
+// Turns a request's logits into its next token: OpenAI presence/frequency penalties over the
+// tokens it generated, then temperature / top_k / top_p / min_p through the CPU sample op,
+// drawing from the request's own splitmix64 stream (seeded from SamplingParams::seed or the
+// request id), so a seeded request samples the same tokens whatever else runs beside it and
+// however often it is preempted. Logprobs are the log-softmax of the penalised logits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/sched/request.h"
+#include "kernels/ops.h"
+
+namespace niwa::sched {
+
+// The RNG state a request starts from.
+uint64_t initial_rng(const SamplingParams& p, uint64_t request_id);
+
+class Sampler {
+public:
+    Sampler();
+    // One token per request; row i of `logits` ([reqs.size(), vocab], host) belongs to reqs[i]
+    // and is modified in place (penalties). Advances each request's RNG by one draw.
+    std::vector<TokenEvent> sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab);
+
+private:
+    std::unique_ptr<kernels::Ops> ops_;
+};
+
+}  // namespace niwa::sched

@@ -1,0 +1,51 @@
+// The HTTP routes, one file per family, and what they share: error handling, submitting a
+// request to the engine, and pumping a generation out as server-sent events.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/server/auth.h"
+#include "engine/server/generation.h"
+#include "engine/server/openai_request.h"
+#include "engine/server/server_context.h"
+
+namespace httplib {
+class Server;
+class DataSink;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace niwa::server {
+
+void add_chat_routes(httplib::Server& http, ServerContext& ctx);        // routes_chat.cpp
+void add_completion_routes(httplib::Server& http, ServerContext& ctx);  // routes_completions.cpp
+void add_info_routes(httplib::Server& http, ServerContext& ctx);        // routes_info.cpp
+
+// Runs `fn`; an ApiError (or any other exception, as a 500) becomes an OpenAI error response.
+void answer(httplib::Response& res, const std::function<void()>& fn);
+
+// The loaded model, or ApiError 503 while loading.
+Loaded& require_loaded(ServerContext& ctx);
+// 404 unless `model` is empty or the served name.
+void check_model(const ServerContext& ctx, const std::string& model);
+
+// Checks the prompt against the context, fills the engine request (max_tokens clamped to the
+// context, the key's default priority) and submits it; 400 / 429 as ApiError.
+std::shared_ptr<sched::Stream> submit(ServerContext& ctx, Loaded& loaded, std::vector<int32_t> prompt,
+                                      const CommonParams& p, const Admission& who, const char* prompt_field);
+
+// Polls `gen` until it is done, writing what `format` makes of each delta; cancels it when a
+// write fails (the client went away) or the server stops. Returns false when the client is gone.
+bool pump_events(httplib::DataSink& sink, ServerContext& ctx, Generation& gen,
+                 const std::function<std::string(GenerationDelta&)>& format);
+// Writes `text` to the sink; false when the client is gone.
+bool sink_write(httplib::DataSink& sink, const std::string& text);
+
+inline constexpr std::chrono::milliseconds kPollInterval{100};
+
+}  // namespace niwa::server

@@ -1,0 +1,293 @@
+// The engine on the real tiny model: batched requests give exactly the tokens each gives
+// alone (model::Sequences, greedy), a priority-0 request preempts a full house within two
+// steps and everyone still gets their own-alone output, and the edges: cancel, max_tokens,
+// stop ids, a full queue, a prompt too long, seeded sampling, penalties, logprobs.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <set>
+
+#include "engine/model/sequences.h"
+#include "engine/sched/engine.h"
+#include "support/engine_process.h"
+
+using namespace niwa;
+using sched::Engine;
+using sched::EngineConfig;
+using sched::FinishReason;
+using sched::GenerateRequest;
+
+namespace {
+
+std::vector<int32_t> random_tokens(int n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    for (auto& x : t) x = int32_t(rng() % 1000u);
+    return t;
+}
+
+GenerateRequest greedy(std::vector<int32_t> prompt, int max_tokens, int priority = 0) {
+    GenerateRequest g;
+    g.prompt = std::move(prompt);
+    g.max_tokens = max_tokens;
+    g.priority = priority;
+    g.sampling.temperature = 0.0f;
+    return g;
+}
+
+struct Result {
+    std::vector<int32_t> tokens;
+    std::vector<sched::TokenEvent> events;
+    sched::FinishInfo info;
+};
+
+Result collect(sched::Stream& s) {
+    Result r;
+    while (s.next(r.events, std::chrono::milliseconds(1000))) {
+    }
+    for (const auto& e : r.events) r.tokens.push_back(e.token);
+    r.info = s.finish();
+    return r;
+}
+
+// Blocks until the stream has produced at least one token (which it keeps in `seen`).
+void wait_first_token(sched::Stream& s, std::vector<sched::TokenEvent>& seen) {
+    while (seen.empty() && s.next(seen, std::chrono::milliseconds(1000))) {
+    }
+}
+
+}  // namespace
+
+class TestEngine : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<model::Model> model_;  // the engine's
+    std::unique_ptr<model::Model> ref_;    // for reference runs through model::Sequences
+    int64_t vocab_ = 0;
+
+    static model::ModelConfig model_config() {
+        model::ModelConfig c;
+        c.max_seqs = 4;
+        c.max_step_tokens = 64;
+        c.block_tokens = 16;
+        c.max_context = 256;
+        c.threads = 2;
+        return c;
+    }
+
+    static EngineConfig engine_config(int max_seqs = 4) {
+        EngineConfig c;
+        c.max_seqs = max_seqs;
+        c.step_token_budget = 32;  // below the longer prompts: prefill goes in chunks
+        c.max_context = 256;
+        return c;
+    }
+
+    // Greedy tokens of the prompt run alone.
+    std::vector<int32_t> alone(const std::vector<int32_t>& prompt, int n) {
+        model::Sequences seqs(*ref_);
+        const int id = seqs.add();
+        std::vector<int32_t> out;
+        std::vector<float> logits = seqs.feed({{id, prompt}})[0];
+        while (int(out.size()) < n) {
+            out.push_back(int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+            logits = seqs.feed({{id, {out.back()}}})[0];
+        }
+        return out;
+    }
+
+private slots:
+    void initTestCase() {
+        const std::string path = test::synthetic_model("tiny", 3).toStdString();
+        QVERIFY(!path.empty());
+        model_ = model::Model::open(path, model_config());
+        ref_ = model::Model::open(path, model_config());
+        vocab_ = model_->hparams().n_vocab;
+    }
+
+    void batch_equals_each_alone() {
+        Engine engine(*model_, engine_config());
+        const std::vector<int> lengths{5, 40, 70, 17, 9, 33};  // more requests than seats
+        std::vector<std::shared_ptr<sched::Stream>> streams;
+        for (size_t i = 0; i < lengths.size(); ++i)
+            streams.push_back(engine.submit(greedy(random_tokens(lengths[i], uint32_t(10 + i)), 10)));
+        for (size_t i = 0; i < lengths.size(); ++i) {
+            const Result r = collect(*streams[i]);
+            QCOMPARE(r.info.reason, FinishReason::Length);
+            QCOMPARE(r.info.completion_tokens, 10);
+            QCOMPARE(r.info.prompt_tokens, lengths[i]);
+            QCOMPARE(r.tokens, alone(random_tokens(lengths[i], uint32_t(10 + i)), 10));
+        }
+        const sched::EngineStats st = engine.stats();
+        QCOMPARE(st.requests_finished_total, uint64_t(lengths.size()));
+        QCOMPARE(st.generation_tokens_total, uint64_t(10 * lengths.size()));
+        QCOMPARE(st.kv_blocks_used, 0);
+        QCOMPARE(st.slots_used, 0);
+        // Batched: fewer steps than the requests would take one after another.
+        QVERIFY(st.steps_total < uint64_t(lengths.size() * 10));
+    }
+
+    void priority_preempts_within_two_steps() {
+        Engine engine(*model_, engine_config(2));
+        const auto p1 = random_tokens(30, 21), p2 = random_tokens(12, 22), urgent = random_tokens(20, 23);
+        auto s1 = engine.submit(greedy(p1, 48, 10));
+        auto s2 = engine.submit(greedy(p2, 48, 10));
+        std::vector<sched::TokenEvent> seen1, seen2;
+        wait_first_token(*s1, seen1);
+        wait_first_token(*s2, seen2);
+        auto s0 = engine.submit(greedy(urgent, 8, 0));
+        const Result r0 = collect(*s0);
+        Result r1 = collect(*s1), r2 = collect(*s2);
+        r1.events.insert(r1.events.begin(), seen1.begin(), seen1.end());
+        r2.events.insert(r2.events.begin(), seen2.begin(), seen2.end());
+        r1.tokens.clear(), r2.tokens.clear();
+        for (const auto& e : r1.events) r1.tokens.push_back(e.token);
+        for (const auto& e : r2.events) r2.tokens.push_back(e.token);
+
+        QVERIFY2(r0.info.first_token_step - r0.info.submit_step <= 2,
+                 qPrintable(QString("first token %1 steps after submit")
+                                .arg(r0.info.first_token_step - r0.info.submit_step)));
+        QCOMPARE(r0.info.preemptions, 0);
+        QCOMPARE(r1.info.preemptions + r2.info.preemptions, 1);
+        QCOMPARE(r2.info.preemptions, 1);  // the newer of the two equals yields
+        QCOMPARE(engine.stats().preempted_total, uint64_t(1));
+        QCOMPARE(r0.tokens, alone(urgent, 8));
+        QCOMPARE(r1.tokens, alone(p1, 48));
+        QCOMPARE(r2.tokens, alone(p2, 48));  // re-read after preemption, same continuation
+    }
+
+    void cancel_frees_seat_and_blocks() {
+        Engine engine(*model_, engine_config(2));
+        auto s = engine.submit(greedy(random_tokens(50, 31), 1000));
+        std::vector<sched::TokenEvent> seen;
+        wait_first_token(*s, seen);
+        QVERIFY(engine.stats().kv_blocks_used > 0);
+        s->cancel();
+        const uint64_t at = engine.stats().steps_total;
+        const Result r = collect(*s);
+        QCOMPARE(r.info.reason, FinishReason::Cancelled);
+        const sched::EngineStats st = engine.stats();
+        QVERIFY2(st.steps_total <= at + 1, "resources outlived the step after cancel");
+        QCOMPARE(st.slots_used, 0);
+        QCOMPARE(st.kv_blocks_used, 0);
+        QCOMPARE(st.running, 0);
+    }
+
+    void max_tokens_clamped_to_context() {
+        Engine engine(*model_, engine_config());
+        auto s = engine.submit(greedy(random_tokens(250, 41), 100));
+        const Result r = collect(*s);
+        QCOMPARE(r.info.reason, FinishReason::Length);
+        QCOMPARE(r.info.completion_tokens, 6);  // 256 - 250
+        QCOMPARE(int(r.tokens.size()), 6);
+    }
+
+    void stop_id_ends_without_emitting() {
+        const auto prompt = random_tokens(15, 51);
+        const auto ref = alone(prompt, 12);
+        size_t k = 1;  // the first token not seen before it
+        while (k < ref.size() && std::count(ref.begin(), ref.begin() + int(k), ref[k])) ++k;
+        QVERIFY2(k < ref.size(), "the reference repeats its first token only; choose another prompt");
+        Engine engine(*model_, engine_config());
+        GenerateRequest g = greedy(prompt, 12);
+        g.stop_ids = {ref[k]};
+        const Result r = collect(*engine.submit(g));
+        QCOMPARE(r.info.reason, FinishReason::Stop);
+        QCOMPARE(r.tokens, std::vector<int32_t>(ref.begin(), ref.begin() + int(k)));
+        QCOMPARE(r.info.completion_tokens, int(k));
+    }
+
+    void queue_full() {
+        EngineConfig c = engine_config(1);
+        c.max_waiting = 2;
+        Engine engine(*model_, c);
+        auto a = engine.submit(greedy(random_tokens(8, 61), 1000));
+        std::vector<sched::TokenEvent> seen;
+        wait_first_token(*a, seen);
+        auto b = engine.submit(greedy(random_tokens(8, 62), 4));
+        auto d = engine.submit(greedy(random_tokens(8, 63), 4));
+        QCOMPARE(engine.stats().waiting, 2);
+        try {
+            engine.submit(greedy(random_tokens(8, 64), 4));
+            QFAIL("a third waiting request was accepted");
+        } catch (const sched::QueueFull& e) {
+            QVERIFY(e.retry_after_s >= 1.0);
+        }
+        a->cancel();
+        QCOMPARE(collect(*a).info.reason, FinishReason::Cancelled);
+        QCOMPARE(collect(*b).info.reason, FinishReason::Length);
+        QCOMPARE(collect(*d).info.reason, FinishReason::Length);
+    }
+
+    void rejects_what_can_never_run() {
+        Engine engine(*model_, engine_config());
+        try {
+            engine.submit(greedy(random_tokens(256, 71), 4));
+            QFAIL("a prompt filling the whole context was accepted");
+        } catch (const sched::RequestTooLarge& e) {
+            QCOMPARE(QString(e.what()), QString("the prompt has 256 tokens, this server's context is 256"));
+        }
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.submit(greedy({}, 4)));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.submit(greedy({1, int32_t(vocab_), 2}, 4)));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, engine.submit(greedy({1, -1}, 4)));
+        QCOMPARE(collect(*engine.submit(greedy(random_tokens(255, 71), 4))).info.completion_tokens, 1);
+    }
+
+    void seeded_sampling_is_reproducible() {
+        GenerateRequest g;
+        g.prompt = random_tokens(12, 81);
+        g.max_tokens = 16;
+        g.sampling.temperature = 1.0f;
+        g.sampling.top_k = 50;
+        g.sampling.top_p = 0.95f;
+        g.sampling.seed = 42;
+        Engine engine(*model_, engine_config());
+        const Result first = collect(*engine.submit(g));
+        // Again, this time beside other requests.
+        auto noise1 = engine.submit(greedy(random_tokens(40, 82), 16));
+        auto again = engine.submit(g);
+        auto noise2 = engine.submit(greedy(random_tokens(7, 83), 16));
+        GenerateRequest other = g;
+        other.sampling.seed = 43;
+        auto different = engine.submit(other);
+        QCOMPARE(collect(*again).tokens, first.tokens);
+        QVERIFY(collect(*different).tokens != first.tokens);
+        QVERIFY(first.tokens != alone(g.prompt, 16));  // it really sampled
+        collect(*noise1);
+        collect(*noise2);
+    }
+
+    void penalties_and_logprobs() {
+        const auto prompt = random_tokens(10, 91);
+        const auto plain = alone(prompt, 24);
+        QVERIFY2(plain[1] != plain[0], "greedy repeats its first token anyway; choose another prompt");
+        Engine engine(*model_, engine_config());
+        // A (strongly) negative frequency penalty rewards repeating what was generated.
+        GenerateRequest g = greedy(prompt, 24);
+        g.sampling.frequency_penalty = -1000.0f;
+        g.sampling.top_logprobs = 3;
+        const Result r = collect(*engine.submit(g));
+        QCOMPARE(r.tokens, std::vector<int32_t>(24, plain[0]));
+        // A positive presence penalty forbids repeats: the greedy output less its repeats.
+        g.sampling.frequency_penalty = 0.0f;
+        g.sampling.presence_penalty = 1000.0f;
+        const Result distinct = collect(*engine.submit(g));
+        QCOMPARE(std::set<int32_t>(distinct.tokens.begin(), distinct.tokens.end()).size(),
+                 distinct.tokens.size());
+        QCOMPARE(distinct.tokens[0], plain[0]);
+        for (const auto& e : r.events) {
+            QCOMPARE(int(e.top.size()), 3);
+            QCOMPARE(e.top[0].first, e.token);  // greedy picks the best
+            QCOMPARE(e.top[0].second, e.logprob);
+            QVERIFY(e.logprob <= 0.0f && e.logprob > -50.0f);
+            QVERIFY(e.top[1].second <= e.top[0].second && e.top[2].second <= e.top[1].second);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngine)
+#include "test_engine.moc"
