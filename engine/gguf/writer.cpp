@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <future>
 #include <utility>
 
 #include "engine/gguf/checked.h"
@@ -158,6 +160,29 @@ private:
     bool committed_ = false;
 };
 
+// A reusable, zero-filled tensor buffer (Fill's contract). It grows to the largest tensor
+// through calloc, whose fresh pages come zeroed without a memset; after a write only the
+// bytes a fill was given are cleared again, on the writer task, off the fill's path.
+class ZeroedBuffer {
+public:
+    std::span<uint8_t> take(uint64_t n) {
+        if (n > capacity_) {
+            data_.reset(static_cast<uint8_t*>(std::calloc(static_cast<size_t>(n), 1)));
+            if (!data_) throw Error(cat("GGUF writer: cannot allocate ", n, " bytes for a tensor"));
+            capacity_ = n;
+        }
+        return {data_.get(), static_cast<size_t>(n)};
+    }
+    void give_back(size_t used) { std::memset(data_.get(), 0, used); }
+
+private:
+    struct Free {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t[], Free> data_;
+    uint64_t capacity_ = 0;
+};
+
 }  // namespace
 
 Writer::Writer() = default;
@@ -302,16 +327,25 @@ void Writer::write(const std::string& path) const {
         offset = *aligned;
     }
 
+    // Double buffering: tensor i + 1 is filled on this thread while a writer task writes
+    // tensor i, so generating and disk I/O overlap and memory stays at two tensors.
     TempFile file(path);
     file.write(head);
     file.pad_to(alignment_);
-    std::vector<uint8_t> buffer;
-    for (const auto& p : tensors_) {
-        buffer.assign(p->info.nbytes, 0);
-        p->fill(buffer);
-        file.write(buffer);
-        file.pad_to(alignment_);
+    ZeroedBuffer buffers[2];
+    std::future<void> writing;  // declared last: waited for before the buffers and file go away
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+        ZeroedBuffer& buffer = buffers[i % 2];
+        const std::span<uint8_t> bytes = buffer.take(tensors_[i]->info.nbytes);
+        tensors_[i]->fill(bytes);
+        if (writing.valid()) writing.get();  // rethrows a write error
+        writing = std::async(std::launch::async, [&file, &buffer, bytes, alignment = alignment_] {
+            file.write(bytes);
+            file.pad_to(alignment);
+            buffer.give_back(bytes.size());
+        });
     }
+    if (writing.valid()) writing.get();
     file.commit();
 }
 

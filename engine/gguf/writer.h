@@ -45,8 +45,8 @@ public:
     using Fill = std::function<void(std::span<uint8_t> out)>;
 
     // Declares a tensor; `fill` is called once per write(), in declaration order, on a buffer
-    // of the tensor's size (so memory stays bounded by the largest tensor). ne[0] is the
-    // innermost dimension; the byte size follows from type and shape.
+    // of the tensor's size (memory stays bounded by two of the largest tensor: one filled while the other is
+    // written). ne[0] is the innermost dimension; the byte size follows from type and shape.
     void add_tensor(const std::string& name, TensorType type, std::vector<int64_t> ne, Fill fill);
     // Convenience: a tensor whose bytes are already in memory (copied; size must match).
     void add_tensor_bytes(const std::string& name, TensorType type, std::vector<int64_t> ne,

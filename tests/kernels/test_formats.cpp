@@ -255,6 +255,52 @@ private slots:
         }
     }
 
+    // pack_ternary_row's branch-free packing gives the very bytes of the plain definition:
+    // PQ2_0 code t + 1 in bits 2 (j % 4) of qs[j / 4]; PTQ1_0 bytes ceil(v * 256 / 243) of the
+    // base-3 numbers v of the layout's trit groups. Random rows, all -1 and all +1 blocks,
+    // and every 5-trit combination.
+    void packMatchesStraightforwardPacking() {
+        std::mt19937 rng(23);
+        const int blocks = 40;
+        const int n = blocks * 128;
+        std::vector<int8_t> trits(n);
+        for (auto& t : trits) t = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
+        std::fill(trits.begin(), trits.begin() + 128, int8_t{-1});
+        std::fill(trits.begin() + 128, trits.begin() + 256, int8_t{1});
+        for (int c = 0; c < 243; ++c) {  // blocks 2..12: every 5-trit combination in a qs byte
+            const int b = 2 + c / 24, m = c % 24;
+            for (int k = 4, rest = c; k >= 0; --k, rest /= 3)
+                trits[b * 128 + (m < 16 ? 16 * k + m : 80 + 8 * k + (m - 16))] =
+                    static_cast<int8_t>(rest % 3 - 1);
+        }
+        const auto scales = niwa::kernels::test::random_vector(rng, blocks, -0.5f, 0.5f);
+
+        std::vector<uint8_t> want_pq2(static_cast<size_t>(blocks) * 34, 0),
+            want_ptq1(static_cast<size_t>(blocks) * 28);
+        const auto ptq1_byte = [&](const int8_t* t, int stride, int count) {
+            int v = 0;
+            for (int k = 0; k < 5; ++k) v = v * 3 + (k < count ? t[k * stride] + 1 : 0);
+            return static_cast<uint8_t>((v * 256 + 242) / 243);
+        };
+        for (int b = 0; b < blocks; ++b) {
+            const int8_t* t = &trits[b * 128];
+            const uint16_t d = f32_to_fp16(scales[b]);
+            uint8_t* p = &want_pq2[b * 34];
+            p[0] = d & 0xff, p[1] = d >> 8;
+            for (int j = 0; j < 128; ++j) p[2 + j / 4] |= static_cast<uint8_t>((t[j] + 1) << (2 * (j % 4)));
+            uint8_t* q = &want_ptq1[b * 28];
+            for (int m = 0; m < 16; ++m) q[m] = ptq1_byte(t + m, 16, 5);
+            for (int m = 0; m < 8; ++m) q[16 + m] = ptq1_byte(t + 80 + m, 8, 5);
+            for (int h = 0; h < 2; ++h) q[24 + h] = ptq1_byte(t + 120 + h, 2, 4);
+            q[26] = d & 0xff, q[27] = d >> 8;
+        }
+        std::vector<uint8_t> pq2(want_pq2.size(), 0xAA), ptq1(want_ptq1.size(), 0xAA);
+        pack_ternary_row(DType::PQ2_0, trits.data(), scales.data(), pq2.data(), n);
+        pack_ternary_row(DType::PTQ1_0, trits.data(), scales.data(), ptq1.data(), n);
+        for (size_t i = 0; i < pq2.size(); ++i) QCOMPARE(pq2[i], want_pq2[i]);
+        for (size_t i = 0; i < ptq1.size(); ++i) QCOMPARE(ptq1[i], want_ptq1[i]);
+    }
+
     void packRejectsNonTrits() {
         std::vector<int8_t> trits(128, 0);
         trits[77] = 2;
@@ -262,6 +308,15 @@ private slots:
         std::vector<uint8_t> out(34);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                                  pack_ternary_row(DType::PQ2_0, trits.data(), &scale, out.data(), 128));
+        std::vector<int8_t> row(512, 1);
+        std::vector<float> scales(4, 1.0f);
+        std::vector<uint8_t> packed(4 * 34);
+        for (int bad : {2, -2, 127, -128}) {
+            row[300] = static_cast<int8_t>(bad);
+            for (DType t : {DType::PQ2_0, DType::PTQ1_0})
+                QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                         pack_ternary_row(t, row.data(), scales.data(), packed.data(), 512));
+        }
         trits[77] = 1;
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                                  pack_ternary_row(DType::Q8_0, trits.data(), &scale, out.data(), 128));
