@@ -1,6 +1,8 @@
 // Access into values as jinja2's sandbox does it: attributes, items, slices, iteration,
 // len(), and the read-only methods of str, dict and list that chat templates call.
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "engine/text/jinja/builtins.h"
 #include "engine/text/jinja/python_format.h"
@@ -39,8 +41,10 @@ static std::string no_attribute(const Value& obj, const std::string& name) {
     return "'" + type + "' has no attribute '" + name + "'";
 }
 
-static const std::string& need_string(const Value& v, const std::string& fn) {
-    if (!v.is_string()) throw EvalError(fn + "() argument must be str, not " + v.type_name());
+// `fn` is a view, not a std::string reference: a literal argument then creates no temporary
+// that the returned reference could be mistaken for (GCC 13's -Wdangling-reference).
+static const std::string& need_string(const Value& v, std::string_view fn) {
+    if (!v.is_string()) throw EvalError(std::string(fn) + "() argument must be str, not " + v.type_name());
     return v.as_string();
 }
 
