@@ -4,6 +4,7 @@
 #include "engine/gguf/checked.h"
 #include "engine/gguf/gguf.h"
 #include "engine/gguf/message.h"
+#include "kernels/formats.h"
 
 namespace niwa::gguf {
 
@@ -41,22 +42,11 @@ bool is_known(TensorType t) {
     return to_string(t) != "unknown";
 }
 
+// The block layouts are the kernels' (kernels/formats.h): one place knows each format.
 TypeTraits traits(TensorType t) {
-    switch (t) {
-        case TensorType::F32:
-            return {1, 4};
-        case TensorType::F16:
-            return {1, 2};
-        case TensorType::BF16:
-            return {1, 2};
-        case TensorType::Q8_0:
-            return {32, 34};  // fp16 d; i8 qs[32]
-        case TensorType::PQ2_0:
-            return {128, 34};  // fp16 d; u8 qs[32]
-        case TensorType::PTQ1_0:
-            return {128, 28};  // u8 qs[24]; u8 qh[2]; fp16 d
-    }
-    throw Error(cat("unknown tensor type ", static_cast<uint32_t>(t)));
+    if (!is_known(t)) throw Error(cat("unknown tensor type ", static_cast<uint32_t>(t)));
+    const auto d = static_cast<kernels::DType>(static_cast<uint32_t>(t));
+    return {kernels::dtype_block_elems(d), kernels::dtype_block_bytes(d)};
 }
 
 uint64_t row_bytes(TensorType t, int64_t n) {
