@@ -23,8 +23,9 @@ done
 deps=()
 [ "$headless" = 1 ] && deps=(--no-gui)
 ./install-deps.sh "${deps[@]}"
-build="${NIWA_BUILD_DIR:-build}"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNIWA_TESTS=OFF
+# Its own build folder: test.sh's (build/) is a RelWithDebInfo build with the tests.
+build="${NIWA_APP_BUILD_DIR:-build-release}"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNIWA_TESTS=OFF -DNIWA_WERROR=OFF
 cmake --build "$build" --parallel "$(nproc)"
 engine="$build/engine/niwa-engine"
 

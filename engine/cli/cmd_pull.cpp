@@ -82,7 +82,8 @@ void draw_bar(const DownloadProgress& p) {
     if (p.total && *p.total > 0) {
         const double f = std::min(1.0, double(p.bytes) / double(*p.total));
         const int width = 30, filled = int(f * width);
-        line = "[" + std::string(size_t(filled), '#') + std::string(size_t(width - filled), '-') + "] ";
+        // append() rather than operator+ chains: GCC 12 at -O3 misreports those (-Wrestrict).
+        line.append(1, '[').append(size_t(filled), '#').append(size_t(width - filled), '-').append("] ");
         char pct[16];
         std::snprintf(pct, sizeof pct, "%3d%%  ", int(f * 100));
         line +=
