@@ -6,6 +6,7 @@
 #include <QTest>
 
 #include "gui/core/local_launcher.h"
+#include "gui/launcher_wait.h"
 #include "support/engine_process.h"
 #include "support/temp_dir.h"
 
@@ -16,34 +17,16 @@ using State = EngineLauncher::State;
 
 namespace {
 
-constexpr int kWait = 20000;
-
-quint16 freePort() {
-    QTcpServer s;
-    s.listen(QHostAddress::LocalHost, 0);
-    return s.serverPort();
-}
+constexpr int kWait = niwa::test::kLauncherWait;
+using niwa::test::reach;
 
 EngineSettings fakeEngine(const QStringList& knobs) {
     EngineSettings s;
     s.enginePath = QStringLiteral(FAKE_ENGINE_PATH);
     s.modelPath = QStringLiteral("/models/fake.gguf");
-    s.port = freePort();
+    s.port = niwa::test::free_port();
     s.extraArguments = knobs;
     return s;
-}
-
-// Waits until the launcher reaches state; fails on a time-out or on reaching Failed instead.
-bool reach(EngineLauncher& l, State state) {
-    QSignalSpy spy(&l, &EngineLauncher::stateChanged);
-    while (l.state() != state) {
-        if (l.state() == State::Failed) {
-            qWarning("launcher failed: %s", qPrintable(l.reason()));
-            return false;
-        }
-        if (!spy.wait(kWait)) return false;
-    }
-    return true;
 }
 
 }  // namespace
@@ -121,7 +104,7 @@ private slots:
         EngineSettings s;
         s.enginePath = niwa::test::engine_path();
         s.modelPath = QStringLiteral("/nonexistent/bonsai.gguf");
-        s.port = freePort();
+        s.port = niwa::test::free_port();
         l.start(s);
         QSignalSpy spy(&l, &EngineLauncher::stateChanged);
         while (l.state() == State::Starting) QVERIFY(spy.wait(kWait));

@@ -9,6 +9,7 @@
 
 #include "gui/core/engine_client.h"
 #include "gui/core/wsl_launcher.h"
+#include "gui/launcher_wait.h"
 #include "support/temp_dir.h"
 
 using niwa::gui::EngineLauncher;
@@ -18,25 +19,8 @@ using State = EngineLauncher::State;
 
 namespace {
 
-constexpr int kWait = 20000;
-
-quint16 freePort() {
-    QTcpServer s;
-    s.listen(QHostAddress::LocalHost, 0);
-    return s.serverPort();
-}
-
-bool reach(EngineLauncher& l, State state) {
-    QSignalSpy spy(&l, &EngineLauncher::stateChanged);
-    while (l.state() != state) {
-        if (l.state() == State::Failed) {
-            qWarning("launcher failed: %s", qPrintable(l.reason()));
-            return false;
-        }
-        if (!spy.wait(kWait)) return false;
-    }
-    return true;
-}
+constexpr int kWait = niwa::test::kLauncherWait;
+using niwa::test::reach;
 
 // Alive and not a zombie (nothing may reap an orphan in a container).
 bool alive(qint64 pid) {
@@ -64,7 +48,7 @@ class TestWslLauncher : public QObject {
         s.workingDirectory = dir_.path();
         s.enginePath = QStringLiteral(FAKE_ENGINE_PATH);
         s.modelPath = QStringLiteral("/models/fake.gguf");
-        s.port = freePort();
+        s.port = niwa::test::free_port();
         s.extraArguments = knobs;
         return s;
     }
