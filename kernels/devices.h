@@ -23,4 +23,10 @@ std::vector<GpuInfo> list_gpus();
 // Whether this build has the CUDA backend.
 bool cuda_built();
 
+// The physical limits a benchmark is measured against, measured on the spot on GPU `device`:
+// device-to-device copy bandwidth in bytes moved (read + written) per second, and the rate of
+// a large bf16 GEMM with fp32 accumulation (cuBLAS) in FLOP/s. Throw without CUDA or a GPU.
+double measure_copy_bandwidth(int device);
+double measure_bf16_gemm_rate(int device);
+
 }  // namespace niwa::kernels

@@ -106,6 +106,12 @@ public:
     // True when the backend's memory is host memory, so weights can stay in the mapped
     // file instead of being copied.
     virtual bool host_memory() const { return false; }
+    // The backend's device memory: free and total on the card (every process's use counted),
+    // and what this Ops has allocated and not freed; all 0 for host memory.
+    struct MemoryInfo {
+        size_t free = 0, total = 0, allocated = 0;
+    };
+    virtual MemoryInfo memory_info() const { return {}; }
 
     // Memory of this backend.
     virtual void* alloc(size_t bytes) = 0;
@@ -173,5 +179,14 @@ public:
 
 // The CPU backend (kernels/cpu), with `threads` worker threads (0: hardware concurrency).
 std::unique_ptr<Ops> make_cpu_ops(int threads = 0);
+
+// How a GPU backend computes. Activations are fp32 in memory either way; Mixed feeds the
+// matmuls' tensor cores bf16 inputs (fp32 accumulation), Fp32 keeps every multiply in fp32
+// (the exactness-check path, `--precision fp32`).
+enum class Precision { Mixed, Fp32 };
+
+// The CUDA backend (kernels/cuda) on GPU `device`. Throws std::runtime_error in a build
+// without CUDA or when the GPU cannot be used, saying why.
+std::unique_ptr<Ops> make_cuda_ops(int device = 0, Precision precision = Precision::Mixed);
 
 }  // namespace niwa::kernels

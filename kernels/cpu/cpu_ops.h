@@ -14,6 +14,7 @@ class CpuOps final : public Ops {
 public:
     explicit CpuOps(int threads) : pool_(threads) {}
     const char* name() const override { return "cpu"; }
+    bool host_memory() const override { return true; }
 
     void* alloc(size_t bytes) override;
     void free(void* p) override;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [bench] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,6 +18,35 @@ build() {
     -DCMAKE_CUDA_ARCHITECTURES=90 -DNIWA_DEPS_DIR="$PWD/.deps" 2>&1 | tee "$out/configure.log"
   cmake --build build-gpu --parallel "$(nproc)" 2>&1 | tail -n 40 | tee "$out/build.log"
   build-gpu/engine/niwa-engine devices --json | tee "$out/devices.json"
+}
+
+stage_qt() {
+  # The image has no Qt: unpack Debian's Qt Core + Test and what they link (stage-deps.sh)
+  # over /, keeping every file the image already has.
+  tar xJf .deps/qt-stage.tar.xz -C / --skip-old-files
+}
+
+test() {
+  # The gpu-labelled tests (files named test_cuda_*.cpp anywhere under tests/): build them and
+  # the engine, run them through ctest. They fail, never skip, without a GPU.
+  stage_qt
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNIWA_GUI=OFF -DNIWA_TESTS=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DNIWA_DEPS_DIR="$PWD/.deps" >"$out/configure-test.log" 2>&1 ||
+    { tail -n 40 "$out/configure-test.log"; return 1; }
+  mapfile -t targets < <(find tests -name 'test_cuda_*.cpp' -printf '%f\n' | sed 's/\.cpp$//' | sort)
+  cmake --build build-gpu --parallel "$(nproc)" --target niwa-engine "${targets[@]}" >"$out/build-test.log" 2>&1 ||
+    { grep -E -A5 'error|Error' "$out/build-test.log" | head -n 80; return 1; }
+  (cd build-gpu && ctest -L gpu -j "${NIWA_CTEST_JOBS:-1}" --output-on-failure --timeout 600 2>&1 | tee "$out/ctest-gpu.log" | tail -n 60)
+}
+
+bench() {
+  # The 27B layout on the CUDA backend: decode at batch 1/8/24 (context 4096) and prefill of
+  # 512 and 8192 tokens, against the copy bandwidth and bf16 GEMM rate measured in the run.
+  local e=build-gpu/engine/niwa-engine
+  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 ${NIWA_BENCH_ARGS:-} --json \
+    2>"$out/bench-27b.log" | tee "$out/bench-27b.json"
+  git -C . rev-parse HEAD >"$out/commit.txt" 2>/dev/null || true
 }
 
 smoke() {

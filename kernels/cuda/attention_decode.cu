@@ -1,0 +1,231 @@
+// Paged attention for decode rows (flash-decoding): one block per (query row, GQA group, split
+// of the cached tokens). Each warp walks its tokens four at a time, reading a K and a V row once
+// for all the group's query heads, with an fp32 online softmax per head; the block merges its
+// warps and writes either the output (one split) or a partial that a combine pass merges.
+#include "kernels/cuda/attention_kernels.h"
+
+namespace niwa::kernels::cuda::attn {
+
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTok = 4;  // tokens a warp loads at once: 8 rows of K/V in flight per warp
+
+__device__ __forceinline__ int lane_id() {
+    return int(threadIdx.x & 31);
+}
+
+// A lane's share of a D-wide row: kVpl values in chunks of kCh consecutive elements (one
+// load of up to 16 bytes), chunks 32 * kCh apart so a warp reads whole lines.
+template <typename T, int D>
+struct Fragment {
+    static constexpr int kVpl = D / 32;
+    static constexpr int kMaxCh = 16 / int(sizeof(T));
+    static constexpr int kCh = kVpl < kMaxCh ? kVpl : kMaxCh;
+    __device__ static int elem(int lane, int i) { return (i / kCh) * (32 * kCh) + lane * kCh + i % kCh; }
+    __device__ static void load(const T* row, int lane, float* out) {
+#pragma unroll
+        for (int c = 0; c < kVpl / kCh; ++c) load_f32<T, kCh>(row + c * 32 * kCh + lane * kCh, out + c * kCh);
+    }
+};
+
+// The warp sums of four values, every lane getting all four: a transposed butterfly (each
+// step halves the values a lane carries) in 6 shuffles, then 4 broadcasts.
+__device__ __forceinline__ void warp_sum4(float (&s)[kTok]) {
+    static_assert(kTok == 4, "the butterfly is written for four values");
+    const bool hi16 = lane_id() & 16, hi8 = lane_id() & 8;
+    const float t0 = (hi16 ? s[2] : s[0]) + __shfl_xor_sync(0xffffffffu, hi16 ? s[0] : s[2], 16);
+    const float t1 = (hi16 ? s[3] : s[1]) + __shfl_xor_sync(0xffffffffu, hi16 ? s[1] : s[3], 16);
+    float w = (hi8 ? t1 : t0) + __shfl_xor_sync(0xffffffffu, hi8 ? t0 : t1, 8);
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) w += __shfl_xor_sync(0xffffffffu, w, o);
+#pragma unroll
+    for (int u = 0; u < kTok; ++u) s[u] = __shfl_sync(0xffffffffu, w, u * 8);  // lane 8u holds value u
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+    decode_kernel(AttnArgs a, HeadGroups g, DecodeEntries e, Partials p) {
+    using F = Fragment<T, D>;
+    constexpr int V = F::kVpl;
+    __shared__ float q_s[kMaxGroup][D];
+    __shared__ float m_s[kWarps][kMaxGroup], l_s[kWarps][kMaxGroup];
+    __shared__ float acc_s[kWarps][kMaxGroup][D];
+
+    const int split = blockIdx.x, gi = blockIdx.y, entry = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const SeqInfo si = a.seqs[e.seq[entry]];
+    const int row_in = e.row[entry];
+    const int64_t row = si.q_start + row_in;
+    const int ctx = si.pos0 + row_in + 1;
+    const int split_len = (ctx + e.n_splits - 1) / e.n_splits;
+    const int j0 = split * split_len;
+    const int j1 = min(ctx, j0 + split_len);
+    const int gn = g.count[gi], kvh = g.kv[gi];
+
+    for (int idx = threadIdx.x; idx < gn * D; idx += kThreads) {
+        const int h = idx / D, c = idx % D;
+        q_s[h][c] = a.q[row * a.q_ld + int64_t(g.head[gi][h]) * D + c] * a.scale;
+    }
+    __syncthreads();
+
+    float m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][V];
+#pragma unroll
+    for (int h = 0; h < kMaxGroup; ++h) {
+        m[h] = -INFINITY;
+        l[h] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < V; ++i) acc[h][i] = 0.0f;
+    }
+    const T* kpool = static_cast<const T*>(a.k);
+    const T* vpool = static_cast<const T*>(a.v);
+    for (int j = j0 + kTok * warp; j < j1; j += kTok * kWarps) {
+        // All of the warp's loads are issued before any is used.
+        float kf[kTok][V], vf[kTok][V];
+#pragma unroll
+        for (int u = 0; u < kTok; ++u) {
+            if (j + u < j1) {
+                const int64_t off = pool_offset(a, si, j + u, kvh, D);
+                F::load(kpool + off, lane, kf[u]);
+                F::load(vpool + off, lane, vf[u]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < V; ++i) kf[u][i] = vf[u][i] = 0.0f;  // p = 0 multiplies them
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < kMaxGroup; ++h) {
+            if (h >= gn) break;
+            float s[kTok] = {};
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                const float qv = q_s[h][F::elem(lane, i)];
+#pragma unroll
+                for (int u = 0; u < kTok; ++u) s[u] = fmaf(qv, kf[u][i], s[u]);
+            }
+            warp_sum4(s);
+            float mx = m[h];
+#pragma unroll
+            for (int u = 0; u < kTok; ++u) {
+                if (j + u >= j1) s[u] = -INFINITY;
+                mx = fmaxf(mx, s[u]);
+            }
+            const float corr = expf(m[h] - mx);
+            m[h] = mx;
+            float pu[kTok], sum = 0.0f;
+#pragma unroll
+            for (int u = 0; u < kTok; ++u) {
+                pu[u] = expf(s[u] - mx);
+                sum += pu[u];
+            }
+            l[h] = l[h] * corr + sum;
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                float x = acc[h][i] * corr;
+#pragma unroll
+                for (int u = 0; u < kTok; ++u) x = fmaf(pu[u], vf[u][i], x);
+                acc[h][i] = x;
+            }
+        }
+    }
+
+#pragma unroll
+    for (int h = 0; h < kMaxGroup; ++h) {
+        if (h >= gn) break;
+        if (lane == 0) {
+            m_s[warp][h] = m[h];
+            l_s[warp][h] = l[h];
+        }
+#pragma unroll
+        for (int i = 0; i < V; ++i) acc_s[warp][h][F::elem(lane, i)] = acc[h][i];
+    }
+    __syncthreads();
+
+    for (int idx = threadIdx.x; idx < gn * D; idx += kThreads) {
+        const int h = idx / D, c = idx % D;
+        float mx = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, m_s[w][h]);
+        float sum = 0.0f, val = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            if (m_s[w][h] == -INFINITY) continue;  // a warp that saw no token
+            const float f = expf(m_s[w][h] - mx);
+            sum += l_s[w][h] * f;
+            val += acc_s[w][h][c] * f;
+        }
+        const int head = g.head[gi][h];
+        if (e.n_splits == 1) {
+            a.out[row * a.out_ld + int64_t(head) * D + c] = val / sum;
+            continue;
+        }
+        const int64_t pi = (int64_t(entry) * e.n_splits + split) * p.n_q_heads + head;
+        p.acc[pi * D + c] = val;
+        if (c == 0) {
+            p.ml[2 * pi] = mx;
+            p.ml[2 * pi + 1] = sum;
+        }
+    }
+}
+
+// One block per (query head, entry), one thread per output element.
+__global__ void combine_kernel(AttnArgs a, DecodeEntries e, Partials p, int d) {
+    const int head = blockIdx.x, entry = blockIdx.y, c = threadIdx.x;
+    const SeqInfo si = a.seqs[e.seq[entry]];
+    const int64_t row = si.q_start + e.row[entry];
+    const int64_t base = int64_t(entry) * e.n_splits * p.n_q_heads + head;
+    float mx = -INFINITY;
+    for (int s = 0; s < e.n_splits; ++s) mx = fmaxf(mx, p.ml[2 * (base + int64_t(s) * p.n_q_heads)]);
+    float sum = 0.0f, val = 0.0f;
+    for (int s = 0; s < e.n_splits; ++s) {
+        const int64_t pi = base + int64_t(s) * p.n_q_heads;
+        const float ms = p.ml[2 * pi];
+        if (ms == -INFINITY) continue;  // a split past the row's tokens
+        const float f = expf(ms - mx);
+        sum += p.ml[2 * pi + 1] * f;
+        val += p.acc[pi * d + c] * f;
+    }
+    a.out[row * a.out_ld + int64_t(head) * d + c] = val / sum;
+}
+
+template <typename T, int D>
+void launch(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
+            cudaStream_t stream) {
+    const dim3 grid(unsigned(e.n_splits), unsigned(g.n), unsigned(e.n));
+    decode_kernel<T, D><<<grid, kThreads, 0, stream>>>(a, g, e, p);
+    NIWA_CUDA_LAUNCHED("attention decode");
+}
+
+}  // namespace
+
+template <typename T>
+void launch_decode(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p, int d,
+                   cudaStream_t stream) {
+    switch (d) {
+        case 64:
+            return launch<T, 64>(a, g, e, p, stream);
+        case 128:
+            return launch<T, 128>(a, g, e, p, stream);
+        case 256:
+            return launch<T, 256>(a, g, e, p, stream);
+        default:
+            require(false, "attention",
+                    "head_dim " + std::to_string(d) + " (the CUDA kernels take 64, 128, 256)");
+    }
+}
+
+void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d,
+                           cudaStream_t stream) {
+    combine_kernel<<<dim3(unsigned(p.n_q_heads), unsigned(e.n)), unsigned(d), 0, stream>>>(a, e, p, d);
+    NIWA_CUDA_LAUNCHED("attention decode combine");
+}
+
+template void launch_decode<float>(const AttnArgs&, const HeadGroups&, const DecodeEntries&, const Partials&,
+                                   int, cudaStream_t);
+template void launch_decode<__half>(const AttnArgs&, const HeadGroups&, const DecodeEntries&, const Partials&,
+                                    int, cudaStream_t);
+template void launch_decode<__nv_bfloat16>(const AttnArgs&, const HeadGroups&, const DecodeEntries&,
+                                           const Partials&, int, cudaStream_t);
+
+}  // namespace niwa::kernels::cuda::attn

@@ -1,0 +1,118 @@
+// Shared by the paged-attention files (attention.cu plans, attention_decode.cu and
+// attention_prefill.cu launch): launch parameters passed by value, and the device helpers
+// that read KV pool rows of any pool type into fp32. C++17, included by .cu files only.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_ops.h"
+
+namespace niwa::kernels::cuda::attn {
+
+// A GQA group: up to kMaxGroup query heads reading one KV head, handled by one block so the
+// KV rows are read once for all of them. A KV head with more query heads is split.
+constexpr int kMaxGroup = 6;  // 27B's group; a larger one costs one more read of the KV head
+constexpr int kMaxGroups = 64;
+
+struct HeadGroups {
+    int n = 0;
+    int16_t kv[kMaxGroups];
+    int8_t count[kMaxGroups];
+    int16_t head[kMaxGroups][kMaxGroup];
+};
+
+// What every attention kernel reads: q/out views, the pool, the step's device tables.
+struct AttnArgs {
+    const float* q = nullptr;
+    float* out = nullptr;
+    int64_t q_ld = 0, out_ld = 0;
+    const void* k = nullptr;
+    const void* v = nullptr;
+    int block_tokens = 0;
+    int n_kv_heads = 0;
+    const SeqInfo* seqs = nullptr;
+    const int32_t* block_tables = nullptr;
+    float scale = 1.0f;
+};
+
+// Decode: one entry per query row, split-K over its cached tokens in `n_splits` parts.
+constexpr int kMaxDecodeEntries = 192;
+struct DecodeEntries {
+    int n = 0;
+    int n_splits = 1;
+    int32_t seq[kMaxDecodeEntries];
+    int32_t row[kMaxDecodeEntries];  // row within the sequence
+};
+
+// Split-K partials: acc [entry][split][n_q_heads][D], ml [entry][split][n_q_heads][2].
+struct Partials {
+    float* acc = nullptr;
+    float* ml = nullptr;
+    int n_q_heads = 0;
+};
+
+// Prefill: one entry per sequence; its query tiles (of (token, head-in-group) rows) are
+// blocks tile_start[e] .. tile_start[e + 1] - 1 of the grid's x.
+constexpr int kMaxPrefillEntries = 256;
+struct PrefillEntries {
+    int n = 0;
+    int32_t seq[kMaxPrefillEntries];
+    int32_t tile_start[kMaxPrefillEntries + 1];
+};
+constexpr int kPrefillRows = 32;  // query rows of a tile
+constexpr int kPrefillKeys = 32;  // keys of a KV tile
+
+template <typename T>
+__device__ __forceinline__ float to_f32(T x);
+template <>
+__device__ __forceinline__ float to_f32(float x) {
+    return x;
+}
+template <>
+__device__ __forceinline__ float to_f32(__half x) {
+    return __half2float(x);
+}
+template <>
+__device__ __forceinline__ float to_f32(__nv_bfloat16 x) {
+    return __bfloat162float(x);
+}
+
+// N consecutive pool elements at p (aligned to N * sizeof(T)) as fp32, in one load.
+template <typename T, int N>
+__device__ __forceinline__ void load_f32(const T* p, float* out) {
+    constexpr int kBytes = N * int(sizeof(T));
+    static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16, "one load of 2..16 bytes");
+    alignas(16) T v[N];
+    if constexpr (kBytes == 16)
+        *reinterpret_cast<uint4*>(v) = __ldg(reinterpret_cast<const uint4*>(p));
+    else if constexpr (kBytes == 8)
+        *reinterpret_cast<uint2*>(v) = __ldg(reinterpret_cast<const uint2*>(p));
+    else if constexpr (kBytes == 4)
+        *reinterpret_cast<unsigned*>(v) = __ldg(reinterpret_cast<const unsigned*>(p));
+    else
+        v[0] = p[0];
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = to_f32(v[i]);
+}
+
+// Offset of cached token j of a sequence, KV head kvh, in pool elements.
+__device__ __forceinline__ int64_t pool_offset(const AttnArgs& a, const SeqInfo& si, int j, int kvh, int d) {
+    const int64_t block = a.block_tables[si.table_start + j / a.block_tokens];
+    const int64_t slot = block * a.block_tokens + j % a.block_tokens;
+    return (slot * a.n_kv_heads + kvh) * d;
+}
+
+// Launchers (host): T is float, __half or __nv_bfloat16; d is 64, 128 or 256.
+template <typename T>
+void launch_decode(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p, int d,
+                   cudaStream_t stream);
+void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d,
+                           cudaStream_t stream);
+template <typename T>
+void launch_prefill(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& e, int d,
+                    cudaStream_t stream);
+
+}  // namespace niwa::kernels::cuda::attn

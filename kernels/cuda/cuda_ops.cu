@@ -1,0 +1,139 @@
+// The CUDA backend's device, stream and memory, its argument checks and its factory.
+#include "kernels/cuda/cuda_ops.h"
+
+#include <stdexcept>
+
+namespace niwa::kernels {
+
+std::unique_ptr<Ops> make_cuda_ops(int device, Precision precision) {
+    return std::make_unique<cuda::CudaOps>(device, precision);
+}
+
+namespace cuda {
+
+void check(cudaError_t err, const char* what, const char* file, int line) {
+    if (err == cudaSuccess) return;
+    throw std::runtime_error(std::string("CUDA error in ") + what + " (" + file + ":" + std::to_string(line) +
+                             "): " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+}
+
+CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(precision) {
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess || n == 0)
+        throw std::runtime_error(std::string("the CUDA backend found no usable GPU (") +
+                                 (err == cudaSuccess ? "no device" : cudaGetErrorString(err)) +
+                                 "); check nvidia-smi, or use --backend cpu");
+    if (device < 0 || device >= n)
+        throw std::runtime_error("GPU " + std::to_string(device) + " does not exist; this machine has " +
+                                 std::to_string(n));
+    NIWA_CUDA_CHECK(cudaSetDevice(device));
+    NIWA_CUDA_CHECK(cudaGetDeviceProperties(&props_, device));
+    NIWA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+CudaOps::~CudaOps() {
+    cudaSetDevice(device_);
+    if (stream_) cudaStreamSynchronize(stream_);
+    for (Buffer& b : workspace_)
+        if (b.p) cudaFree(b.p);
+    if (stream_) cudaStreamDestroy(stream_);
+}
+
+Ops::MemoryInfo CudaOps::memory_info() const {
+    NIWA_CUDA_CHECK(cudaSetDevice(device_));
+    MemoryInfo m;
+    NIWA_CUDA_CHECK(cudaMemGetInfo(&m.free, &m.total));
+    std::lock_guard<std::mutex> lock(mu_);
+    m.allocated = allocated_;
+    return m;
+}
+
+void* CudaOps::alloc(size_t bytes) {
+    NIWA_CUDA_CHECK(cudaSetDevice(device_));
+    void* p = nullptr;
+    const cudaError_t err = cudaMalloc(&p, bytes + kTailPad);
+    if (err == cudaErrorMemoryAllocation) {
+        cudaGetLastError();  // clear the sticky-free error state
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        throw std::runtime_error("out of GPU memory on GPU " + std::to_string(device_) + ": asked for " +
+                                 std::to_string(bytes >> 20) + " MiB with " + std::to_string(free_b >> 20) +
+                                 " MiB free; lower --mem-fraction, --max-seqs or --max-context");
+    }
+    NIWA_CUDA_CHECK(err);
+    std::lock_guard<std::mutex> lock(mu_);
+    sizes_[p] = bytes;
+    allocated_ += bytes;
+    return p;
+}
+
+void CudaOps::free(void* p) {
+    if (!p) return;
+    NIWA_CUDA_CHECK(cudaFree(p));
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = sizes_.find(p);
+    if (it != sizes_.end()) {
+        allocated_ -= it->second;
+        sizes_.erase(it);
+    }
+}
+
+void CudaOps::upload(void* dst, const void* host_src, size_t bytes) {
+    // From pageable memory the copy is staged before the call returns, so the caller may
+    // reuse its buffer at once; stream order keeps it before later kernels.
+    if (bytes > 0) NIWA_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
+}
+
+void CudaOps::download(void* host_dst, const void* src, size_t bytes) {
+    if (bytes == 0) return;
+    NIWA_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaOps::copy(void* dst, const void* src, size_t bytes) {
+    if (bytes > 0 && dst != src)
+        NIWA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaOps::zero(void* dst, size_t bytes) {
+    if (bytes > 0) NIWA_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
+}
+
+void CudaOps::synchronize() {
+    NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void* CudaOps::workspace(Workspace id, size_t bytes) {
+    Buffer& b = workspace_[static_cast<int>(id)];
+    if (b.bytes < bytes) {
+        if (b.p) {
+            NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+            NIWA_CUDA_CHECK(cudaFree(b.p));
+            b = {};
+        }
+        b.p = alloc(bytes);
+        b.bytes = bytes;
+    }
+    return b.p;
+}
+
+void require(bool ok, const char* op, const std::string& what) {
+    if (!ok) throw std::invalid_argument(std::string("cuda ") + op + ": " + what);
+}
+
+void require_f32(const Tensor& t, const char* op, const char* name) {
+    require(t.type == DType::F32, op,
+            std::string(name) + " is " + dtype_name(t.type) + "; the CUDA backend keeps activations in F32");
+    require(t.ld >= t.cols && t.rows >= 0 && t.cols >= 0, op,
+            std::string(name) + " has ld " + std::to_string(t.ld) + " < cols " + std::to_string(t.cols));
+}
+
+void require_same_shape(const Tensor& a, const Tensor& b, const char* op) {
+    require(a.rows == b.rows && a.cols == b.cols, op,
+            "shapes differ: " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + " vs " +
+                std::to_string(b.rows) + "x" + std::to_string(b.cols));
+}
+
+}  // namespace cuda
+}  // namespace niwa::kernels

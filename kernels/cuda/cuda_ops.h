@@ -1,0 +1,102 @@
+// The CUDA backend: one class, its ops defined in one .cu file per family (matmul.cu,
+// attention.cu, gated_delta_rule.cu, ...). Every op is asynchronous on the backend's stream;
+// host arrays in the interface (kv_of_q, key_of_v, StepInfo::host_seqs) are read at launch.
+// This header is included by .cu files: C++17 only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/ops.h"
+
+namespace niwa::kernels::cuda {
+
+// Throws std::runtime_error naming the call, the file and line, and CUDA's message.
+void check(cudaError_t err, const char* what, const char* file, int line);
+#define NIWA_CUDA_CHECK(expr) ::niwa::kernels::cuda::check((expr), #expr, __FILE__, __LINE__)
+// After a kernel launch: reports launch-configuration errors at once.
+#define NIWA_CUDA_LAUNCHED(name) ::niwa::kernels::cuda::check(cudaGetLastError(), name, __FILE__, __LINE__)
+
+class CudaOps final : public Ops {
+public:
+    CudaOps(int device, Precision precision);
+    ~CudaOps() override;
+    const char* name() const override { return "cuda"; }
+
+    int device() const { return device_; }
+    Precision precision() const { return precision_; }
+    cudaStream_t stream() const { return stream_; }
+    const cudaDeviceProp& props() const { return props_; }
+    MemoryInfo memory_info() const override;
+
+    // Every allocation has kTailPad readable bytes past its end, so a kernel may load a row's
+    // tail with one 16-byte vector load (the packed weight rows are not multiples of 16 bytes).
+    static constexpr size_t kTailPad = 16;
+    void* alloc(size_t bytes) override;
+    void free(void* p) override;
+    void upload(void* dst, const void* host_src, size_t bytes) override;
+    void download(void* host_dst, const void* src, size_t bytes) override;
+    void copy(void* dst, const void* src, size_t bytes) override;
+    void zero(void* dst, size_t bytes) override;
+    void synchronize() override;
+
+    void matmul(const Weight& w, const Tensor& x, const Tensor& y) override;
+    void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) override;
+    void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) override;
+    void rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) override;
+    void l2norm(const Tensor& x, float eps, const Tensor& y) override;
+    void add(const Tensor& a, const Tensor& b, const Tensor& y) override;
+    void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) override;
+    void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& y) override;
+    void rope(const Tensor& x, int head_dim, int n_rot, float theta, const StepInfo& step) override;
+
+    void kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) override;
+    void attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,
+                   const StepInfo& step, const Tensor& out) override;
+
+    void conv1d_silu(const Tensor& x, const float* w, int kernel, const GdnState& st, const StepInfo& step,
+                     const Tensor& y) override;
+    void gdn_gates(const Tensor& alpha, const Tensor& beta, const float* a, const float* dt_bias) override;
+    void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
+                          const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
+                          const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) override;
+    void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps, const Tensor& y) override;
+
+    void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) override;
+
+    // Scratch device memory for op `id` (one Workspace value per user), grown on demand and
+    // kept: after a warm-up step no op allocates. Valid until the next call with the same id.
+    enum class Workspace { Matmul, Rotate, Attention, GatedDeltaRule, Sample, Count };
+    void* workspace(Workspace id, size_t bytes);
+
+private:
+    struct Buffer {
+        void* p = nullptr;
+        size_t bytes = 0;
+    };
+    int device_;
+    Precision precision_;
+    cudaStream_t stream_ = nullptr;
+    cudaDeviceProp props_{};
+    Buffer workspace_[static_cast<int>(Workspace::Count)];
+    mutable std::mutex mu_;
+    std::unordered_map<void*, size_t> sizes_;  // live allocations
+    size_t allocated_ = 0;
+};
+
+// Argument checks shared by the op files: they throw std::invalid_argument naming the op.
+void require(bool ok, const char* op, const std::string& what);
+void require_f32(const Tensor& t, const char* op, const char* name);
+void require_same_shape(const Tensor& a, const Tensor& b, const char* op);
+
+// Blocks of `threads` covering n items.
+inline unsigned grid_for(long long n, int threads) {
+    return static_cast<unsigned>((n + threads - 1) / threads);
+}
+
+}  // namespace niwa::kernels::cuda

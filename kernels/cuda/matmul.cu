@@ -1,0 +1,234 @@
+// matmul: argument checks, the choice of kernel, and the fp32 kernels (Precision::Fp32, and
+// non-ternary weights at decode sizes). Ternary decode runs on tensor cores in
+// matmul_decode.cu; large batches in Mixed precision in matmul_prefill.cu.
+//
+// fp32 decode (n <= 32): one warp per output row reads the row once for every row of x; a
+// lane takes four consecutive inputs of each 128-wide chunk (one PQ2_0 byte), and ternary
+// blocks sum x where the code is +1 minus where it is -1 before one multiply by the scale.
+// fp32 prefill: 64 x 64 output tiles, both operands staged in shared memory as fp32.
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda/dequant.cuh"
+#include "kernels/cuda/matmul.cuh"
+
+namespace niwa::kernels::cuda {
+
+namespace {
+
+template <DType T>
+using TypeTag = std::integral_constant<DType, T>;
+
+// Calls f(TypeTag<T>{}) for the weight type t.
+template <typename F>
+void with_weight_type(DType t, F&& f) {
+    switch (t) {
+        case DType::F32:
+            return f(TypeTag<DType::F32>{});
+        case DType::F16:
+            return f(TypeTag<DType::F16>{});
+        case DType::BF16:
+            return f(TypeTag<DType::BF16>{});
+        case DType::Q8_0:
+            return f(TypeTag<DType::Q8_0>{});
+        case DType::PQ2_0:
+            return f(TypeTag<DType::PQ2_0>{});
+        case DType::PTQ1_0:
+            return f(TypeTag<DType::PTQ1_0>{});
+        default:
+            require(false, "matmul", std::string(dtype_name(t)) + " is not a weight type");
+    }
+}
+
+__host__ __device__ constexpr bool is_ternary(DType t) {
+    return t == DType::PQ2_0 || t == DType::PTQ1_0;
+}
+
+constexpr int kRowwiseWarps = 8;
+
+// x rows [0, nr) of this pass (x and y already offset to the pass's first row).
+template <DType T, int NR>
+__global__ void __launch_bounds__(kRowwiseWarps * 32) matmul_rowwise_kernel(MatmulArgs a, int nr) {
+    const int lane = threadIdx.x & 31;
+    const int64_t o = static_cast<int64_t>(blockIdx.x) * kRowwiseWarps + (threadIdx.x >> 5);
+    if (o >= a.out) return;
+    const uint8_t* row = a.w + static_cast<size_t>(o) * a.stride;
+    float acc[NR];
+#pragma unroll
+    for (int r = 0; r < NR; ++r) acc[r] = 0.0f;
+
+#pragma unroll 4  // several chunks' loads in flight: one warp streams a whole row
+    for (int64_t k0 = 0; k0 < a.in; k0 += 128) {
+        const int64_t k = k0 + 4 * lane;
+        if constexpr (is_ternary(T)) {
+            const uint8_t* blk = row + (k0 / kQuantBlock) * TernaryFormat<T>::kBytes;
+            float code[4];
+            if constexpr (T == DType::PQ2_0) {
+                const uint32_t byte = blk[2 + lane];
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    code[j] = static_cast<float>(static_cast<int>((byte >> (2 * j)) & 3) - 1);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    code[j] = static_cast<float>(ptq1_element_code(blk, 4 * lane + j) - 1);
+            }
+            const float d = TernaryFormat<T>::scale(blk);
+#pragma unroll
+            for (int r = 0; r < NR; ++r) {
+                if (r >= nr) break;
+                const float* xr = a.x + r * a.ldx + k;
+                const float s = code[0] * xr[0] + code[1] * xr[1] + code[2] * xr[2] + code[3] * xr[3];
+                acc[r] += d * s;
+            }
+        } else {
+            float wv[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) wv[j] = k + j < a.in ? weight_at<T>(row, k + j) : 0.0f;
+#pragma unroll
+            for (int r = 0; r < NR; ++r) {
+                if (r >= nr) break;
+                const float* xr = a.x + r * a.ldx;
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (k + j < a.in) acc[r] += wv[j] * xr[k + j];
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+        if (r >= nr) break;
+        float v = acc[r];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (lane == 0) a.y[r * a.ldy + o] = v;
+    }
+}
+
+constexpr int kTile = 64;   // fp32 prefill: output tile kTile (weight rows) x kTile (x rows)
+constexpr int kTileK = 32;  // inputs per stage
+
+template <DType T>
+__global__ void __launch_bounds__(256) matmul_fp32_tiled_kernel(MatmulArgs a) {
+    __shared__ float ws[kTileK][kTile + 4];
+    __shared__ float xs[kTileK][kTile + 4];
+    const int tid = threadIdx.x;
+    const int tx = tid % 16, ty = tid / 16;
+    const int64_t o0 = static_cast<int64_t>(blockIdx.x) * kTile;
+    const int64_t n0 = static_cast<int64_t>(blockIdx.y) * kTile;
+    const int lr = tid / 4, lk = (tid % 4) * 8;  // loader: row lr, inputs lk .. lk + 8
+    float acc[4][4] = {};
+    for (int64_t k0 = 0; k0 < a.in; k0 += kTileK) {
+        const int64_t o = o0 + lr, n = n0 + lr;
+        const uint8_t* wrow = a.w + static_cast<size_t>(o) * a.stride;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int64_t k = k0 + lk + j;
+            ws[lk + j][lr] = (o < a.out && k < a.in) ? weight_at<T>(wrow, k) : 0.0f;
+            xs[lk + j][lr] = (n < a.n && k < a.in) ? a.x[n * a.ldx + k] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll 8
+        for (int kk = 0; kk < kTileK; ++kk) {
+            float wv[4], xv[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) wv[i] = ws[kk][ty * 4 + i];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) xv[j] = xs[kk][tx * 4 + j];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] += wv[i] * xv[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const int64_t n = n0 + tx * 4 + j;
+        if (n >= a.n) continue;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int64_t o = o0 + ty * 4 + i;
+            if (o < a.out) a.y[n * a.ldy + o] = acc[i][j];
+        }
+    }
+}
+
+template <DType T>
+void launch_rowwise(cudaStream_t stream, const MatmulArgs& a) {
+    const dim3 grid(grid_for(a.out, kRowwiseWarps));
+    for (int64_t r0 = 0; r0 < a.n; r0 += kDecodeMaxRows) {
+        MatmulArgs pass = a;
+        pass.x = a.x + r0 * a.ldx;
+        pass.y = a.y + r0 * a.ldy;
+        const int nr = static_cast<int>(std::min<int64_t>(kDecodeMaxRows, a.n - r0));
+        if (nr <= 8)
+            matmul_rowwise_kernel<T, 8><<<grid, kRowwiseWarps * 32, 0, stream>>>(pass, nr);
+        else
+            matmul_rowwise_kernel<T, 32><<<grid, kRowwiseWarps * 32, 0, stream>>>(pass, nr);
+        NIWA_CUDA_LAUNCHED("matmul_rowwise_kernel");
+    }
+}
+
+template <DType T>
+void launch_fp32_tiled(cudaStream_t stream, const MatmulArgs& a) {
+    const dim3 grid(grid_for(a.out, kTile), grid_for(a.n, kTile));
+    matmul_fp32_tiled_kernel<T><<<grid, 256, 0, stream>>>(a);
+    NIWA_CUDA_LAUNCHED("matmul_fp32_tiled_kernel");
+}
+
+void check_weight(const Weight& w) {
+    require(w.data != nullptr || w.out == 0, "matmul", "weight has no data");
+    require(w.in % dtype_block_elems(w.type) == 0, "matmul",
+            std::string(dtype_name(w.type)) + " weight with " + std::to_string(w.in) +
+                " input columns, not a multiple of its block");
+    require(w.row_stride >= dtype_row_bytes(w.type, w.in) || w.out <= 1, "matmul",
+            "row_stride " + std::to_string(w.row_stride) + " is shorter than a row");
+    // Every field of every format is 2-byte aligned when rows and the data are.
+    require(reinterpret_cast<uintptr_t>(w.data) % (w.type == DType::F32 ? 4 : 2) == 0 &&
+                w.row_stride % (w.type == DType::F32 ? 4 : 2) == 0,
+            "matmul", "weight data or row_stride is not aligned to its element");
+}
+
+}  // namespace
+
+void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
+    check_weight(w);
+    require_f32(x, "matmul", "x");
+    require_f32(y, "matmul", "y");
+    require(x.cols == w.in && y.cols == w.out && x.rows == y.rows, "matmul",
+            "x " + std::to_string(x.rows) + "x" + std::to_string(x.cols) + " · W(" + std::to_string(w.out) +
+                "x" + std::to_string(w.in) + ")ᵀ → y " + std::to_string(y.rows) + "x" +
+                std::to_string(y.cols));
+    if (x.rows == 0 || w.out == 0) return;
+    MatmulArgs a;
+    a.w = static_cast<const uint8_t*>(w.data);
+    a.stride = w.row_stride;
+    a.out = w.out;
+    a.in = w.in;
+    a.type = w.type;
+    a.x = x.as<const float>();
+    a.ldx = x.ld;
+    a.n = x.rows;
+    a.y = y.as<float>();
+    a.ldy = y.ld;
+    if (w.in == 0) {
+        NIWA_CUDA_CHECK(cudaMemset2DAsync(a.y, static_cast<size_t>(a.ldy) * sizeof(float), 0,
+                                          static_cast<size_t>(a.out) * sizeof(float),
+                                          static_cast<size_t>(a.n), stream_));
+        return;
+    }
+    const bool mixed = precision_ == Precision::Mixed;
+    if (mixed && a.n <= kDecodeMaxRows && is_ternary(a.type)) return launch_ternary_decode(*this, a);
+    if (mixed && a.n > kDecodeMaxRows) return launch_mma_prefill(*this, a);
+    with_weight_type(a.type, [&](auto tag) {
+        constexpr DType T = decltype(tag)::value;
+        if (a.n <= kDecodeMaxRows)
+            launch_rowwise<T>(stream_, a);
+        else
+            launch_fp32_tiled<T>(stream_, a);
+    });
+}
+
+}  // namespace niwa::kernels::cuda

@@ -1,0 +1,34 @@
+// The matmul family's internal interface: one argument block and the launchers of each path,
+// chosen in matmul.cu (decode: matmul_decode.cu, tensor-core prefill: matmul_prefill.cu).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cuda/cuda_ops.h"
+
+namespace niwa::kernels::cuda {
+
+// y[n, out] = x[n, in] · Wᵀ with W's rows `stride` bytes apart.
+struct MatmulArgs {
+    const uint8_t* w = nullptr;
+    size_t stride = 0;
+    int64_t out = 0;
+    int64_t in = 0;
+    DType type = DType::F32;
+    const float* x = nullptr;
+    int64_t ldx = 0;
+    int64_t n = 0;
+    float* y = nullptr;
+    int64_t ldy = 0;
+};
+
+// Rows of x up to which the decode kernels run (one pass over the weight).
+constexpr int64_t kDecodeMaxRows = 32;
+
+// Ternary weights (PQ2_0, PTQ1_0), n <= kDecodeMaxRows, fp16 tensor cores, split over K.
+void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a);
+// Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).
+void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a);
+
+}  // namespace niwa::kernels::cuda

@@ -1,0 +1,54 @@
+// Thin wrappers over the PTX the tensor-core matmuls use (sm_80+, valid on sm_90 and sm_120):
+// mma.sync m16n8k16 fp16 with fp32 accumulation, ldmatrix, and cp.async 16-byte copies.
+// fp16 rather than bf16: a ternary weight times its fp16 scale is exact in fp16, and x keeps
+// 11 significant bits instead of 8 (8x less rounding; whole-model top-1 agreement with the
+// fp32 oracle needs it). Activations here are normalised and Hadamard-rotated, far inside
+// fp16's range.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace niwa::kernels::cuda {
+
+// c += A · B for one m16n8k16 tile: a0..a3 and b0, b1 in the PTX fragment layout.
+__device__ __forceinline__ void mma_f16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                        uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+// 16 bytes global -> shared, bypassing L1 (the weight is read once).
+__device__ __forceinline__ void cp_async16(void* smem, const void* global) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(global));
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ uint32_t f16x2_bits(float lo, float hi) {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+}  // namespace niwa::kernels::cuda

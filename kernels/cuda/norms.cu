@@ -1,0 +1,79 @@
+// rmsnorm and l2norm per segment of width y.cols (a row, or one head of a row: a [n, H*D]
+// tensor and its [n*H, D] view normalise the same way). One CUDA block per segment; the sum of
+// squares is a fp32 tree, then one correctly rounded sqrt and division.
+#include <string>
+
+#include "kernels/cuda/cuda_ops.h"
+
+namespace niwa::kernels::cuda {
+
+namespace {
+
+// Segment i of width `width` in a tensor whose rows hold `per_row` segments.
+struct Segs {
+    float* data;
+    int64_t ld;
+    int64_t per_row;
+    int64_t width;
+    __device__ float* at(int64_t i) const { return data + (i / per_row) * ld + (i % per_row) * width; }
+};
+
+Segs segments(const Tensor& t, int64_t width, const char* op, const char* name) {
+    require_f32(t, op, name);
+    require(width > 0 && t.cols % width == 0, op,
+            std::string(name) + " has " + std::to_string(t.cols) +
+                " columns, not a multiple of the row width " + std::to_string(width));
+    return Segs{t.as<float>(), t.ld, t.cols / width, width};
+}
+
+__device__ float block_sum(float v) {
+    __shared__ float partial[32];
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    const int warps = (blockDim.x + 31) >> 5;
+    v = lane < warps ? partial[lane] : 0.0f;
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// RMS: y = x / sqrt(mean(x²) + eps) * w; otherwise (L2) y = x / sqrt(sum(x²) + eps).
+template <bool RMS>
+__global__ void norm_kernel(Segs x, Segs y, const float* w, float eps) {
+    const float* xi = x.at(blockIdx.x);
+    float* yi = y.at(blockIdx.x);
+    const int64_t width = y.width;
+    float ss = 0.0f;
+    for (int64_t c = threadIdx.x; c < width; c += blockDim.x) ss += xi[c] * xi[c];
+    ss = block_sum(ss);
+    const float inv = 1.0f / sqrtf(RMS ? ss / static_cast<float>(width) + eps : ss + eps);
+    for (int64_t c = threadIdx.x; c < width; c += blockDim.x) {
+        const float v = xi[c] * inv;
+        yi[c] = (RMS && w != nullptr) ? v * w[c] : v;
+    }
+}
+
+template <bool RMS>
+void run(cudaStream_t stream, const Tensor& x, const float* w, float eps, const Tensor& y, const char* op) {
+    const int64_t width = y.cols;
+    const Segs xs = segments(x, width, op, "x"), ys = segments(y, width, op, "y");
+    const int64_t count = y.rows * ys.per_row;
+    require(x.rows * xs.per_row == count, op, "x and y hold different numbers of rows");
+    if (count == 0) return;
+    const int threads = width >= 2048 ? 512 : width >= 512 ? 256 : 128;
+    norm_kernel<RMS><<<static_cast<unsigned>(count), threads, 0, stream>>>(xs, ys, w, eps);
+    NIWA_CUDA_LAUNCHED("norm_kernel");
+}
+
+}  // namespace
+
+void CudaOps::rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) {
+    run<true>(stream_, x, w, eps, y, "rmsnorm");
+}
+
+void CudaOps::l2norm(const Tensor& x, float eps, const Tensor& y) {
+    run<false>(stream_, x, nullptr, eps, y, "l2norm");
+}
+
+}  // namespace niwa::kernels::cuda

@@ -1,0 +1,79 @@
+// rotate: the Prism block Hadamard (MODEL.md "The Hadamard fold"), fp32. One CUDA block per
+// (Hadamard block, row) holds its channels in shared memory and runs the same butterflies in
+// the same order as the CPU oracle, so the two agree bit for bit; y may alias x (a block reads
+// all of its channels before it writes any).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernels/cuda/cuda_ops.h"
+
+namespace niwa::kernels::cuda {
+
+namespace {
+
+constexpr int kMaxThreads = 512;
+
+template <bool SignsFirst>
+__global__ void __launch_bounds__(kMaxThreads)
+    rotate_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, const float* signs, int block,
+                  float norm) {
+    extern __shared__ float buf[];
+    const int64_t row = blockIdx.y;
+    const int64_t c0 = static_cast<int64_t>(blockIdx.x) * block;
+    const float* xr = x + row * ldx + c0;
+    const float* s = signs + c0;
+    for (int i = threadIdx.x; i < block; i += blockDim.x) buf[i] = SignsFirst ? xr[i] * s[i] : xr[i];
+    __syncthreads();
+    for (int len = 1; len < block; len <<= 1) {
+        for (int t = threadIdx.x; t < block / 2; t += blockDim.x) {
+            const int i = (t / len) * 2 * len + t % len;
+            const float a = buf[i], b = buf[i + len];
+            buf[i] = a + b;
+            buf[i + len] = a - b;
+        }
+        __syncthreads();
+    }
+    float* yr = y + row * ldy + c0;
+    for (int i = threadIdx.x; i < block; i += blockDim.x)
+        yr[i] = SignsFirst ? buf[i] * norm : buf[i] * norm * s[i];
+}
+
+}  // namespace
+
+void CudaOps::rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) {
+    require_f32(x, "rotate", "x");
+    require_f32(y, "rotate", "y");
+    require_same_shape(x, y, "rotate");
+    if (x.rows == 0 || x.cols == 0) return;
+    if (r.block == 0) {
+        if (x.data == y.data && x.ld == y.ld) return;
+        NIWA_CUDA_CHECK(cudaMemcpy2DAsync(y.data, static_cast<size_t>(y.ld) * sizeof(float), x.data,
+                                          static_cast<size_t>(x.ld) * sizeof(float),
+                                          static_cast<size_t>(x.cols) * sizeof(float),
+                                          static_cast<size_t>(x.rows), cudaMemcpyDeviceToDevice, stream_));
+        return;
+    }
+    const int block = r.block;
+    require(block > 0 && (block & (block - 1)) == 0, "rotate",
+            "Hadamard block " + std::to_string(block) + " is not a power of two");
+    require(
+        x.cols % block == 0, "rotate",
+        std::to_string(x.cols) + " channels are not a whole number of blocks of " + std::to_string(block));
+    require(static_cast<size_t>(block) * sizeof(float) <= props_.sharedMemPerBlock, "rotate",
+            "Hadamard block " + std::to_string(block) + " does not fit in shared memory");
+    require(r.signs != nullptr, "rotate", "no sign vector");
+    const dim3 grid(static_cast<unsigned>(x.cols / block), static_cast<unsigned>(x.rows));
+    const int threads = std::max(1, std::min(kMaxThreads, block / 2));
+    const size_t smem = static_cast<size_t>(block) * sizeof(float);
+    const float norm = 1.0f / std::sqrt(static_cast<float>(block));
+    if (signs_first)
+        rotate_kernel<true><<<grid, threads, smem, stream_>>>(x.as<const float>(), x.ld, y.as<float>(), y.ld,
+                                                              r.signs, block, norm);
+    else
+        rotate_kernel<false><<<grid, threads, smem, stream_>>>(x.as<const float>(), x.ld, y.as<float>(), y.ld,
+                                                               r.signs, block, norm);
+    NIWA_CUDA_LAUNCHED("rotate_kernel");
+}
+
+}  // namespace niwa::kernels::cuda

@@ -1,0 +1,170 @@
+// The CUDA matmul against the CPU oracle: every weight type, both precisions, x row counts on
+// both sides of the decode/prefill switch (1, 7, 32, 33, 200), odd row counts, strided views
+// of x, y and the weight (a shard starting mid-row), and the model's real shapes.
+#include "tests/kernels/cuda/cuda_test_util.h"
+
+#include <QtTest>
+#include <cstring>
+
+using namespace niwa::kernels;
+using namespace niwa::kernels::test;
+
+namespace {
+
+// `out` rows of `in` elements of type t, rows `stride` bytes apart; ternary types hold random
+// trits and scales (what the model files hold), the others random values.
+std::vector<uint8_t> random_weight(std::mt19937& rng, DType t, int64_t in, int64_t out, size_t stride) {
+    std::vector<uint8_t> bytes(stride * static_cast<size_t>(out));
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f), scale(0.01f, 0.1f);
+    std::vector<int8_t> trits(static_cast<size_t>(in));
+    std::vector<float> scales(static_cast<size_t>(in / kQuantBlock + 1));
+    for (int64_t r = 0; r < out; ++r) {
+        uint8_t* row = &bytes[static_cast<size_t>(r) * stride];
+        if (t == DType::PQ2_0 || t == DType::PTQ1_0) {
+            for (auto& x : trits) x = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
+            for (auto& s : scales) s = scale(rng);
+            pack_ternary_row(t, trits.data(), scales.data(), row, in);
+            continue;
+        }
+        for (int64_t i = 0; i < in; ++i) {
+            const float f = value(rng);
+            if (t == DType::F32) std::memcpy(row + 4 * i, &f, 4);
+            if (t == DType::F16 || t == DType::BF16) {
+                const uint16_t h = t == DType::F16 ? f32_to_fp16(f) : f32_to_bf16(f);
+                std::memcpy(row + 2 * i, &h, 2);
+            }
+            if (t == DType::Q8_0 && i % 32 == 0) {
+                const uint16_t d = f32_to_fp16(scale(rng));
+                std::memcpy(row + i / 32 * 34, &d, 2);
+            }
+        }
+    }
+    return bytes;
+}
+
+struct Case {
+    int64_t out, in, n;
+    size_t row_pad;     // bytes past each row
+    int64_t col_block;  // the weight view starts this many blocks into each row
+    int64_t x_pad, y_pad;
+};
+
+// Runs one case on both backends; returns the relative error and checks y's padding untouched.
+double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng) {
+    const int64_t block = dtype_block_elems(t);
+    const int64_t full_in = c.in + c.col_block * block;
+    const size_t stride = dtype_row_bytes(t, full_in) + c.row_pad;
+    const std::vector<uint8_t> bytes = random_weight(rng, t, full_in, c.out, stride);
+    const size_t offset = dtype_row_bytes(t, c.col_block * block);
+    const Weight host_w{bytes.data() + offset, t, c.in, c.out, stride};
+    const DeviceBytes dev_bytes(*b.gpu, bytes.data(), bytes.size());
+    const Weight dev_w{dev_bytes.as<uint8_t>() + offset, t, c.in, c.out, stride};
+
+    const HostTensor x = random_tensor(rng, c.n, c.in, c.in + c.x_pad);
+    HostTensor want(c.n, c.out, c.out + c.y_pad);
+    b.cpu->matmul(host_w, x.t, want.t);
+    const DeviceTensor dx(*b.gpu, x);
+    const DeviceTensor dy(*b.gpu, c.n, c.out, c.out + c.y_pad);
+    b.gpu->matmul(dev_w, dx.t, dy.t);
+    const HostTensor got = dy.download();
+    for (int64_t r = 0; r < c.n; ++r)
+        for (int64_t o = c.out; o < c.out + c.y_pad; ++o)
+            if (!std::isnan(got.at(r, o))) return INFINITY;  // wrote past the row
+    return tensor_error(got, want);
+}
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::PQ2_0, DType::PTQ1_0};
+
+}  // namespace
+
+class TestCudaMatmul : public QObject {
+    Q_OBJECT
+
+private slots:
+    void matmul_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<bool>("mixed");
+        for (DType t : kTypes)
+            for (bool mixed : {false, true})
+                QTest::newRow(qPrintable(QString("%1 %2").arg(dtype_name(t), mixed ? "mixed" : "fp32")))
+                    << static_cast<int>(t) << mixed;
+    }
+
+    void matmul() {
+        QFETCH(int, type);
+        QFETCH(bool, mixed);
+        const auto t = static_cast<DType>(type);
+        Backends b(mixed ? Precision::Mixed : Precision::Fp32);
+        std::mt19937 rng(1000 + type);
+        const double tol = mixed ? 3e-2 : 2e-5;
+        // Row pads keep rows aligned to their element (4 bytes for F32, as the kernels need).
+        const Case cases[] = {
+            {50, 384, 1, 16, 0, 5, 3},   {333, 1024, 7, 0, 0, 0, 0},   {129, 1152, 32, 8, 1, 3, 1},
+            {77, 640, 33, 0, 2, 4, 2},   {300, 2048, 200, 4, 0, 1, 5}, {1024, 5120, 24, 0, 0, 0, 0},
+            {48, 5120, 5, 0, 0, 0, 0},   {16, 128, 3, 0, 0, 0, 0},     {17, 256, 1, 12, 1, 0, 7},
+            {1030, 1280, 9, 0, 0, 0, 0},
+        };
+        for (const Case& c : cases) {
+            const double err = run_case(b, t, c, rng);
+            QVERIFY2(err <= tol,
+                     qPrintable(QString("%1x%2 n=%3: error %4").arg(c.out).arg(c.in).arg(c.n).arg(err)));
+            qInfo("%s %s %lldx%lld n=%lld: error %.3g", dtype_name(t), mixed ? "mixed" : "fp32",
+                  static_cast<long long>(c.out), static_cast<long long>(c.in), static_cast<long long>(c.n),
+                  err);
+        }
+    }
+
+    // The 27B model's FFN matrices (ffn_gate/up 5120 -> 17408, ffn_down 17408 -> 5120).
+    void realShapes_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<bool>("mixed");
+        for (DType t : {DType::PQ2_0, DType::PTQ1_0})
+            for (bool mixed : {false, true})
+                QTest::newRow(qPrintable(QString("%1 %2").arg(dtype_name(t), mixed ? "mixed" : "fp32")))
+                    << static_cast<int>(t) << mixed;
+    }
+
+    void realShapes() {
+        QFETCH(int, type);
+        QFETCH(bool, mixed);
+        const auto t = static_cast<DType>(type);
+        Backends b(mixed ? Precision::Mixed : Precision::Fp32);
+        std::mt19937 rng(2000 + type);
+        const double tol = mixed ? 3e-2 : 1e-4;
+        for (const Case& c : {Case{17408, 5120, 1, 0, 0, 0, 0}, Case{5120, 17408, 24, 0, 0, 0, 0},
+                              Case{5120, 17408, 33, 0, 0, 0, 0}, Case{17408, 5120, 7, 0, 0, 0, 0}}) {
+            const double err = run_case(b, t, c, rng);
+            QVERIFY2(err <= tol,
+                     qPrintable(QString("%1x%2 n=%3: error %4").arg(c.out).arg(c.in).arg(c.n).arg(err)));
+            qInfo("%s %s %lldx%lld n=%lld: error %.3g", dtype_name(t), mixed ? "mixed" : "fp32",
+                  static_cast<long long>(c.out), static_cast<long long>(c.in), static_cast<long long>(c.n),
+                  err);
+        }
+    }
+
+    // Back-to-back calls of different shapes reuse the split-K counters and workspace.
+    void repeatedCallsAgree() {
+        Backends b(Precision::Mixed);
+        std::mt19937 rng(3000);
+        const Case c{2048, 4096, 3, 0, 0, 0, 0};
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY(run_case(b, DType::PQ2_0, c, rng) <= 3e-2);
+            QVERIFY(run_case(b, DType::PQ2_0, Case{640, 17408, 1, 0, 0, 0, 0}, rng) <= 3e-2);
+        }
+    }
+
+    void rejectsMismatchedShapes() {
+        Backends b;
+        std::mt19937 rng(9);
+        const std::vector<uint8_t> bytes = random_weight(rng, DType::F32, 64, 8, 256);
+        const DeviceBytes w(*b.gpu, bytes.data(), bytes.size());
+        const DeviceTensor x(*b.gpu, random_tensor(rng, 2, 63, 64));
+        const DeviceTensor y(*b.gpu, 2, 8, 8);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 b.gpu->matmul(Weight{w.p, DType::F32, 64, 8, 256}, x.t, y.t));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCudaMatmul)
+#include "test_cuda_matmul.moc"

@@ -1,0 +1,59 @@
+// Tests of the CUDA backend's memory: upload, download, device copies, zeroing, and the
+// errors a user sees (a GPU that does not exist, an allocation larger than the card).
+#include "tests/kernels/cuda/cuda_test_util.h"
+
+#include <QtTest>
+#include <random>
+
+using namespace niwa::kernels;
+using namespace niwa::kernels::test;
+
+class TestCudaMemory : public QObject {
+    Q_OBJECT
+
+private slots:
+    void roundTrips() {
+        auto gpu = make_cuda_ops(0, Precision::Fp32);
+        QCOMPARE(QString(gpu->name()), QString("cuda"));
+        QVERIFY(!gpu->host_memory());
+        std::mt19937 rng(1);
+        const size_t n = (1 << 20) + 3;  // odd size: no reliance on alignment of the length
+        std::vector<uint8_t> src(n);
+        for (auto& b : src) b = static_cast<uint8_t>(rng());
+        void* a = gpu->alloc(n);
+        void* b = gpu->alloc(n);
+        gpu->upload(a, src.data(), n);
+        gpu->copy(b, a, n);
+        gpu->zero(a, n / 2);
+        std::vector<uint8_t> back(n, 0xAB), zeroed(n, 0xAB);
+        gpu->download(back.data(), b, n);
+        gpu->download(zeroed.data(), a, n);
+        QVERIFY(back == src);
+        for (size_t i = 0; i < n / 2; ++i) QCOMPARE(zeroed[i], uint8_t(0));
+        for (size_t i = n / 2; i < n; ++i) QCOMPARE(zeroed[i], src[i]);
+        gpu->free(a);
+        gpu->free(b);
+    }
+
+    void reportsWhatToDo() {
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, make_cuda_ops(4096, Precision::Fp32));
+        auto gpu = make_cuda_ops(0, Precision::Mixed);
+        try {
+            gpu->alloc(size_t(1) << 50);  // a petabyte
+            QFAIL("a petabyte allocation succeeded");
+        } catch (const std::runtime_error& e) {
+            const QString msg = e.what();
+            QVERIFY2(msg.contains("out of GPU memory") && msg.contains("--mem-fraction"), e.what());
+        }
+        // The backend still works after the failed allocation.
+        void* p = gpu->alloc(256);
+        std::vector<float> v(64, 1.5f), w(64, 0.0f);
+        gpu->upload(p, v.data(), 256);
+        gpu->download(w.data(), p, 256);
+        QVERIFY(v == w);
+        gpu->free(p);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaMemory)
+#include "test_cuda_memory.moc"

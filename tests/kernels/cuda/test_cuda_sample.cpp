@@ -1,0 +1,54 @@
+// The CUDA sample against the CPU oracle on the model's vocabulary: greedy, top_k (the GPU
+// candidate path) with top_p and min_p, top_k beyond the candidate path and no top_k (the
+// host fallback), ties at the maximum and at the top_k threshold.
+#include "tests/kernels/cuda/cuda_test_util.h"
+
+#include <QtTest>
+
+using namespace niwa::kernels;
+using namespace niwa::kernels::test;
+
+class TestCudaSample : public QObject {
+    Q_OBJECT
+
+private slots:
+    void matchesTheCpu() {
+        Backends b;
+        std::mt19937 rng(900);
+        const int64_t vocab = 248320;
+        std::vector<SampleParams> params = {
+            {0.0f, 0, 1.0f, 0.0f, 0.3f},      // greedy
+            {1.0f, 1, 1.0f, 0.0f, 0.9f},      // top_k 1 is greedy
+            {1.0f, 20, 0.95f, 0.0f, 0.5f},    // the model's defaults
+            {0.7f, 20, 0.95f, 0.0f, 0.999f},  //
+            {1.3f, 50, 1.0f, 0.05f, 0.1f},    // min_p
+            {1.0f, 1024, 0.9f, 0.0f, 0.77f},  // the largest GPU top_k
+            {1.0f, 2000, 0.8f, 0.0f, 0.42f},  // beyond it: host
+            {0.9f, 0, 0.9f, 0.0f, 0.61f},     // no top_k: host
+            {1.0f, 40, 1.0f, 0.0f, 0.0f},     // uniform 0
+            {1.0f, 5, 1.0f, 0.0f, 0.95f},     // ties at the threshold (row 9)
+            {0.0f, 0, 1.0f, 0.0f, 0.0f},      // ties at the maximum (row 10)
+        };
+        for (int round = 0; round < 3; ++round) {
+            const auto n = static_cast<int64_t>(params.size());
+            HostTensor logits = random_tensor(rng, n, vocab, vocab + 4, -12.0f, 12.0f);
+            for (int64_t i = 0; i < vocab; i += 1000) logits.at(9, i) = 20.0f;  // 249 tied at the top
+            logits.at(10, 777) = logits.at(10, 5000) = logits.at(10, 200000) = 30.0f;
+            for (auto& p : params) p.uniform = std::uniform_real_distribution<float>(0.0f, 1.0f)(rng);
+            params[8].uniform = 0.0f;
+            std::vector<int32_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), -7);
+            b.cpu->sample(logits.t, params.data(), want.data());
+            const DeviceTensor dl(*b.gpu, logits);
+            b.gpu->sample(dl.t, params.data(), got.data());
+            for (int64_t r = 0; r < n; ++r)
+                QVERIFY2(
+                    got[r] == want[r],
+                    qPrintable(
+                        QString("round %1 row %2: %3 vs %4").arg(round).arg(r).arg(got[r]).arg(want[r])));
+            QCOMPARE(got[10], 777);
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCudaSample)
+#include "test_cuda_sample.moc"
