@@ -31,11 +31,12 @@ constexpr const char* kHelp =
     "  --allow-unauthenticated   serve a non-loopback address without API keys\n"
     "  --chat-template FILE      Jinja chat template instead of the model file's\n"
     "  --max-waiting N           requests queued before 429 (default 256)\n"
+    "  --park-memory GiB         host RAM for the caches of preempted requests, so they\n"
+    "                            resume where they stopped (default: a quarter of physical\n"
+    "                            RAM; 0: preemption recomputes instead)\n"
     "  --log-format text|json    (default text)\n"
     "Accepted but not used yet:\n"
     "  --mmproj FILE             vision projector: image input is refused (400) for now\n"
-    "  --mem-fraction F          (0, 1]: the memory planner is not there yet\n"
-    "  --vram-limit GiB          > 0: the memory planner is not there yet\n"
     "  --kv-format NAME          auto|f32|f16|bf16|k8v8|k4v4|k3v2: the KV cache is f32 for now\n"
     "Model options:\n";
 
@@ -44,7 +45,7 @@ const std::set<std::string> kKvFormats = {"auto", "f32", "f16", "bf16", "k8v8", 
 int run_serve(int argc, char** argv) {
     auto names = model_option_names();
     names.insert({"host", "port", "served-model-name", "api-keys", "chat-template", "log-format",
-                  "max-waiting", "mmproj", "mem-fraction", "vram-limit", "kv-format"});
+                  "max-waiting", "park-memory", "mmproj", "kv-format"});
     const Args a("serve", argc, argv, names, {"allow-unauthenticated"});
     if (a.help()) {
         std::printf("%s%s", kHelp, model_options_help());
@@ -75,21 +76,17 @@ int run_serve(int argc, char** argv) {
     const int64_t waiting = a.i64("max-waiting", 256);
     if (waiting < 0) throw UsageError("--max-waiting must be at least 0");
     o.engine.max_waiting = int(waiting);
+    if (a.has("park-memory")) {
+        const double gib = a.f64("park-memory");
+        if (!(gib >= 0)) throw UsageError("--park-memory must be a size in GiB, 0 or more");
+        o.engine.park_memory_bytes = int64_t(gib * double(1ull << 30));
+    }
 
     if (a.has("mmproj")) {
         const std::string mmproj = a.str("mmproj");
         if (!std::filesystem::is_regular_file(mmproj))
             throw UsageError("--mmproj " + mmproj + ": no such file");
         logger->warn("--mmproj is accepted but not used yet: image input is refused with 400");
-    }
-    if (a.has("mem-fraction")) {
-        const double f = a.f64("mem-fraction");
-        if (!(f > 0 && f <= 1)) throw UsageError("--mem-fraction must be in (0, 1]");
-        logger->warn("--mem-fraction is accepted but not used yet (no memory planner)");
-    }
-    if (a.has("vram-limit")) {
-        if (!(a.f64("vram-limit") > 0)) throw UsageError("--vram-limit must be a size in GiB greater than 0");
-        logger->warn("--vram-limit is accepted but not used yet (no memory planner)");
     }
     o.kv_format = a.str("kv-format", "auto");
     if (!kKvFormats.count(o.kv_format))

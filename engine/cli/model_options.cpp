@@ -3,7 +3,8 @@
 namespace niwa::cli {
 
 std::set<std::string> model_option_names() {
-    return {"model", "backend", "tp", "threads", "max-seqs", "step-tokens", "max-context", "log-level"};
+    return {"model",       "backend",      "tp",         "threads",   "max-seqs", "step-tokens",
+            "max-context", "mem-fraction", "vram-limit", "precision", "log-level"};
 }
 
 const char* model_options_help() {
@@ -13,7 +14,10 @@ const char* model_options_help() {
            "  --threads N         CPU threads in all (default: all cores)\n"
            "  --max-seqs N        sequences resident at once (default 4)\n"
            "  --step-tokens N     tokens per forward step, the prefill chunk (default 256)\n"
-           "  --max-context N     tokens per sequence the KV cache is sized for (default 4096)\n"
+           "  --max-context N     tokens one sequence may hold (default 4096)\n"
+           "  --mem-fraction F    GPU: fill this part of each card, KV pool included (default 0.90)\n"
+           "  --vram-limit GiB    GPU: plan as if each card had this much memory (e.g. 12)\n"
+           "  --precision P       GPU matmuls: mixed (bf16 tensor cores, default) or fp32 (exact)\n"
            "  --log-level L       trace|debug|info|warn|error|off (default warn)\n";
 }
 
@@ -25,6 +29,18 @@ model::ModelConfig model_config(const Args& a) {
     c.max_seqs = int(a.i64("max-seqs", 4));
     c.max_step_tokens = int(a.i64("step-tokens", 256));
     c.max_context = int(a.i64("max-context", 4096));
+    c.mem_fraction = a.f64("mem-fraction", 0.90);
+    c.vram_limit_gib = a.f64("vram-limit", 0.0);
+    const std::string precision = a.str("precision", "mixed");
+    if (precision == "fp32")
+        c.precision = kernels::Precision::Fp32;
+    else if (precision != "mixed")
+        throw UsageError("--precision must be mixed or fp32, not '" + precision + "'");
+    if (!(c.mem_fraction > 0 && c.mem_fraction <= 1)) throw UsageError("--mem-fraction must be in (0, 1]");
+    if (a.has("vram-limit") && !(c.vram_limit_gib > 0))
+        throw UsageError("--vram-limit must be a size in GiB greater than 0");
+    if (c.backend != "cpu" && c.backend != "cuda")
+        throw UsageError("--backend must be cpu or cuda, not '" + c.backend + "'");
     if (c.tp < 1) throw UsageError("--tp must be at least 1");
     if (c.max_seqs < 1) throw UsageError("--max-seqs must be at least 1");
     if (c.max_step_tokens < 1) throw UsageError("--step-tokens must be at least 1");

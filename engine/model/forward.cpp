@@ -1,8 +1,13 @@
 #include "engine/model/forward.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace niwa::model {
+
+namespace {
+constexpr int64_t kLogitRows = 256;
+}
 
 using kernels::Tensor;
 
@@ -25,7 +30,9 @@ RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWei
     qkv_ = buf(2 * nk * ds + nv * ds), conv_ = buf(2 * nk * ds + nv * ds), z_ = buf(nv * ds), a_ = buf(nv),
     b_ = buf(nv), qn_ = buf(nk * ds), kn_ = buf(nk * ds), go_ = buf(nv * ds), gr_ = buf(nv * ds);
     fg_ = buf(plan.ffn.size()), fu_ = buf(plan.ffn.size()), fh_ = buf(plan.ffn.size());
-    logits_ = buf(plan.vocab.size());
+    // Logits come out in chunks of at most kLogitRows rows: a long prefill that wants every
+    // row's logits does not need a [max_tokens, vocab] buffer.
+    logits_ = buf(plan.vocab.size(), std::min<int64_t>(max_tokens, kLogitRows));
     auto ints = [&](size_t n) {
         void* p = ops_.alloc(n * sizeof(int32_t));
         owned_.push_back(p);
@@ -74,8 +81,17 @@ void RankForward::upload_step(const StepPlan& s) {
 
 void RankForward::all_reduce(const Tensor& t) {
     if (comm_.world() == 1) return;
+    const size_t n = size_t(t.rows * t.ld);
     ops_.synchronize();
-    comm_.all_reduce_sum(t.as<float>(), size_t(t.rows * t.ld));
+    if (ops_.host_memory()) {
+        comm_.all_reduce_sum(t.as<float>(), n);
+        return;
+    }
+    // GPU ranks in one process meet in host memory (correct, not fast; NCCL replaces it).
+    staging_.resize(n);
+    ops_.download(staging_.data(), t.data, n * sizeof(float));
+    comm_.all_reduce_sum(staging_.data(), n);
+    ops_.upload(t.data, staging_.data(), n * sizeof(float));
 }
 
 void RankForward::run(const StepPlan& step, float* logits) {
@@ -110,10 +126,14 @@ void RankForward::run(const StepPlan& step, float* logits) {
         out += r.size();
     }
     if (out == 0) return;
-    const Tensor xo = first(xn_, out), xr = first(xr_, out), lg = first(logits_, out);
+    const Tensor xo = first(xn_, out), xr = first(xr_, out);
     ops_.rotate(xo, w_.output_rot, /*signs_first=*/true, xr);
-    ops_.matmul(w_.output, xr, lg);
-    ops_.download(logits, lg.data, size_t(out * lg.cols) * sizeof(float));
+    for (int64_t r0 = 0; r0 < out; r0 += logits_.rows) {
+        const int64_t n = std::min(logits_.rows, out - r0);
+        const Tensor lg = first(logits_, n);
+        ops_.matmul(w_.output, xr.rows_view(r0, n), lg);
+        ops_.download(logits + r0 * lg.cols, lg.data, size_t(n * lg.cols) * sizeof(float));
+    }
 }
 
 void RankForward::attention_layer(int il, const Tensor& xn, const Tensor& y) {

@@ -74,6 +74,7 @@ private:
     size_t seqs_cap_ = 0;
     kernels::StepInfo info_;
     std::vector<kernels::SeqInfo> host_seqs_;
+    std::vector<float> staging_;  // host copy for all-reduces of device tensors
     int n_tokens_ = 0;
 };
 

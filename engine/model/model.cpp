@@ -5,8 +5,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "engine/model/layout.h"
 #include "engine/runtime/log.h"
+#include "kernels/devices.h"
 
 namespace niwa::model {
 
@@ -21,10 +24,28 @@ struct Model::Rank {
 
 namespace {
 
-std::unique_ptr<kernels::Ops> make_ops(const std::string& backend, int threads) {
-    if (backend == "cpu") return kernels::make_cpu_ops(threads);
-    throw std::runtime_error("unknown backend '" + backend + "' (this build has: cpu)");
+// The GPU rank `rank` runs on: ranks go round the GPUs (-1: a host backend).
+int device_of(const ModelConfig& cfg, int rank) {
+    if (cfg.backend == "cpu") return -1;
+    if (cfg.backend != "cuda")
+        throw std::runtime_error("unknown backend '" + cfg.backend + "' (cpu or cuda)");
+    if (!kernels::cuda_built())
+        throw std::runtime_error(
+            "--backend cuda: this niwa-engine was built without CUDA; use --backend cpu");
+    const auto gpus = kernels::list_gpus();
+    if (gpus.empty()) throw std::runtime_error("--backend cuda: no GPU found (check nvidia-smi)");
+    return rank % int(gpus.size());
 }
+
+std::unique_ptr<kernels::Ops> make_ops(const ModelConfig& cfg, int device, int threads) {
+    if (device < 0) return kernels::make_cpu_ops(threads);
+    return kernels::make_cuda_ops(device, cfg.precision);
+}
+
+constexpr size_t kGiB = size_t(1) << 30;
+// Kept free on a GPU after planning: the CUDA context's growth, kernel workspaces that grow
+// on first use (attention partials, matmul tiles), the driver's own allocations.
+constexpr size_t kGpuReserve = size_t(768) << 20;
 
 }  // namespace
 
@@ -50,16 +71,86 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     m->group_ = std::make_unique<runtime::LocalGroup>(cfg.tp);
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = std::max(1, (cfg.threads > 0 ? cfg.threads : hw) / cfg.tp);
+    const int blocks_for_context = (cfg.max_context + cfg.block_tokens - 1) / cfg.block_tokens;
+    const auto build = [&](Rank& rank, int r, const cache::CacheShape& shape) {
+        rank.cache = std::make_unique<cache::RankCache>(hp, rank.plan, shape, *rank.ops);
+        rank.forward = std::make_unique<RankForward>(hp, rank.plan, *rank.weights, *rank.cache, *rank.ops,
+                                                     m->group_->rank(r), cfg.max_step_tokens);
+    };
+    m->memory_.ranks.resize(size_t(cfg.tp));
+    m->memory_.block_tokens = cfg.block_tokens;
     for (int r = 0; r < cfg.tp; ++r) {
         auto rank = std::make_unique<Rank>();
-        rank->ops = make_ops(cfg.backend, threads);
+        m->memory_.ranks[size_t(r)].device = device_of(cfg, r);
+        rank->ops = make_ops(cfg, m->memory_.ranks[size_t(r)].device, threads);
         rank->plan =
             ShardPlan::make(hp, m->prism_.enabled ? m->prism_.block : 0, m->prism_.gdn_v_grouped, r, cfg.tp);
         rank->weights = std::make_unique<RankWeights>(m->file_, hp, m->prism_, rank->plan, *rank->ops);
-        rank->cache = std::make_unique<cache::RankCache>(hp, rank->plan, m->shape_, *rank->ops);
-        rank->forward = std::make_unique<RankForward>(hp, rank->plan, *rank->weights, *rank->cache,
-                                                      *rank->ops, m->group_->rank(r), cfg.max_step_tokens);
+        m->memory_.ranks[size_t(r)].weights = rank->weights->bytes_copied;
         m->ranks_.push_back(std::move(rank));
+    }
+
+    // The KV pool: what the caller asked for, enough for max_seqs x max_context on the host,
+    // or on a GPU whatever fills the budget once weights, state slots and scratch are in.
+    m->shape_.n_blocks = cfg.kv_blocks > 0 ? cfg.kv_blocks : cfg.max_seqs * blocks_for_context;
+    const bool device = !m->ranks_[0]->ops->host_memory();
+    if (!device && cfg.vram_limit_gib > 0)
+        log->warn(
+            "--vram-limit applies to GPU backends; the {} backend sizes its KV pool for --max-seqs x "
+            "--max-context",
+            cfg.backend);
+    if (device && cfg.kv_blocks <= 0) {
+        if (!(cfg.mem_fraction > 0 && cfg.mem_fraction <= 1))
+            throw std::runtime_error("--mem-fraction must be in (0, 1]");
+        int64_t fit = INT64_MAX;
+        for (int r = 0; r < cfg.tp; ++r) {
+            Rank& rank = *m->ranks_[size_t(r)];
+            build(rank, r, {1, cfg.block_tokens, cfg.max_seqs});  // state, scratch, one KV block: measured
+            rank.ops->synchronize();
+            const kernels::Ops::MemoryInfo now = rank.ops->memory_info();
+            const size_t card =
+                cfg.vram_limit_gib > 0 ? size_t(cfg.vram_limit_gib * double(kGiB)) : now.total;
+            const size_t budget = size_t(double(card) * cfg.mem_fraction);
+            const size_t used = now.allocated;  // ours: weights, state, scratch, one KV block
+            const size_t block = rank.cache->sequence_bytes(cfg.block_tokens) - rank.cache->sequence_bytes(0);
+            const size_t room = std::min(budget > used + kGpuReserve ? budget - used - kGpuReserve : 0,
+                                         now.free > kGpuReserve ? now.free - kGpuReserve : 0);
+            fit = std::min<int64_t>(fit, int64_t(room / block) + 1);
+            rank.forward.reset();
+            rank.cache.reset();
+            if (fit < blocks_for_context)
+                throw std::runtime_error(fmt::format(
+                    "GPU {}: after the weights ({:.2f} GiB), {} state slots and scratch ({:.2f} GiB in all) "
+                    "the budget of {:.2f} GiB ({}% of {:.1f} GiB) leaves room for {} tokens of KV cache, "
+                    "less than one --max-context of {}; raise --mem-fraction or --vram-limit, or lower "
+                    "--max-seqs, --max-context or --step-tokens",
+                    r, double(m->memory_.ranks[size_t(r)].weights) / double(kGiB), cfg.max_seqs,
+                    double(used) / double(kGiB), double(budget) / double(kGiB), int(cfg.mem_fraction * 100),
+                    double(card) / double(kGiB), std::max<int64_t>(0, fit) * cfg.block_tokens,
+                    cfg.max_context));
+            m->memory_.ranks[size_t(r)].budget = budget;
+            m->memory_.ranks[size_t(r)].reserve = kGpuReserve;
+        }
+        m->shape_.n_blocks = int(std::min<int64_t>(fit, INT32_MAX / cfg.block_tokens));
+    }
+    m->memory_.kv_blocks = m->shape_.n_blocks;
+    for (int r = 0; r < cfg.tp; ++r) {
+        Rank& rank = *m->ranks_[size_t(r)];
+        build(rank, r, m->shape_);
+        MemoryPlan::Rank& mr = m->memory_.ranks[size_t(r)];
+        mr.kv =
+            rank.cache->sequence_bytes(cfg.block_tokens * m->shape_.n_blocks) - rank.cache->sequence_bytes(0);
+        mr.state = rank.cache->bytes() - mr.kv;
+        if (device) {
+            const size_t used = rank.ops->memory_info().allocated;
+            mr.scratch = used - std::min(used, mr.weights + rank.cache->bytes());
+            log->info(
+                "GPU {}: weights {:.2f} GiB, KV pool {:.2f} GiB ({} tokens), state {:.2f} GiB ({} slots), "
+                "scratch {:.2f} GiB; budget {:.2f} GiB",
+                r, double(mr.weights) / double(kGiB), double(mr.kv) / double(kGiB),
+                int64_t(m->shape_.n_blocks) * cfg.block_tokens, double(mr.state) / double(kGiB), cfg.max_seqs,
+                double(mr.scratch) / double(kGiB), double(mr.budget) / double(kGiB));
+        }
     }
     log->info(
         "loaded {}: {} layers, hidden {}, vocab {}, {} Hadamard, tp {}, backend {}, KV {} blocks x {} tokens",
@@ -99,6 +190,56 @@ std::vector<float> Model::step(const StepPlan& step) {
 void Model::clear_slot(int slot) {
     if (slot < 0 || slot >= cfg_.max_seqs) throw std::runtime_error("state slot out of range");
     for (auto& r : ranks_) r->cache->clear_slot(slot);
+}
+
+size_t Model::park_bytes(int n_tokens) const {
+    size_t n = 0;
+    for (const auto& r : ranks_) n += r->cache->sequence_bytes(n_tokens);
+    return n;
+}
+
+namespace {
+
+void check_sequence(int slot, int n_slots, std::span<const int32_t> blocks, int n_blocks, int block_tokens,
+                    int n_tokens) {
+    if (slot < 0 || slot >= n_slots)
+        throw std::runtime_error("state slot " + std::to_string(slot) + " out of range (0.." +
+                                 std::to_string(n_slots - 1) + ")");
+    if (n_tokens < 0 || int64_t(blocks.size()) * block_tokens < n_tokens)
+        throw std::runtime_error(std::to_string(blocks.size()) + " KV blocks cannot hold " +
+                                 std::to_string(n_tokens) + " tokens");
+    for (int32_t b : blocks)
+        if (b < 0 || b >= n_blocks)
+            throw std::runtime_error("KV block " + std::to_string(b) + " out of range (0.." +
+                                     std::to_string(n_blocks - 1) + ")");
+}
+
+}  // namespace
+
+cache::ParkedSequence Model::park(int slot, std::span<const int32_t> blocks, int n_tokens) {
+    check_sequence(slot, cfg_.max_seqs, blocks, shape_.n_blocks, shape_.block_tokens, n_tokens);
+    cache::ParkedSequence p;
+    p.n_tokens = n_tokens;
+    p.bytes = park_bytes(n_tokens);
+    p.data = cache::allocate_host(p.bytes);
+    std::byte* at = p.data.get();
+    for (auto& r : ranks_) {
+        r->cache->save_sequence(slot, blocks, n_tokens, at);
+        at += r->cache->sequence_bytes(n_tokens);
+    }
+    return p;
+}
+
+void Model::restore(const cache::ParkedSequence& parked, int slot, std::span<const int32_t> blocks) {
+    check_sequence(slot, cfg_.max_seqs, blocks, shape_.n_blocks, shape_.block_tokens, parked.n_tokens);
+    if (!parked.data || parked.bytes != park_bytes(parked.n_tokens))
+        throw std::logic_error("a parked sequence of " + std::to_string(parked.n_tokens) +
+                               " tokens has the wrong size for this model");
+    const std::byte* at = parked.data.get();
+    for (auto& r : ranks_) {
+        r->cache->load_sequence(at, slot, blocks, parked.n_tokens);
+        at += r->cache->sequence_bytes(parked.n_tokens);
+    }
 }
 
 }  // namespace niwa::model

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "engine/cache/parked_sequence.h"
 #include "engine/cache/rank_cache.h"
 #include "engine/gguf/reader.h"
 #include "engine/model/forward.h"
@@ -21,8 +23,27 @@ struct ModelConfig {
     int max_seqs = 4;           // recurrent-state slots
     int max_step_tokens = 256;  // tokens one step may carry (the prefill chunk)
     int block_tokens = 16;
-    int kv_blocks = 0;  // KV blocks per layer; 0: enough for max_seqs x max_context
+    int kv_blocks = 0;  // KV blocks per layer; 0: planned (see Model::open)
     int max_context = 4096;
+    // GPU backends: how the matmuls compute, and the memory planner's budget — the engine
+    // fills mem_fraction of each card (of vram_limit_gib when > 0, to emulate a smaller card).
+    kernels::Precision precision = kernels::Precision::Mixed;
+    double mem_fraction = 0.90;
+    double vram_limit_gib = 0.0;
+};
+
+// What the memory planner decided, per rank (one GPU each): bytes by use.
+struct MemoryPlan {
+    struct Rank {
+        int device = -1;                                     // the GPU it runs on; -1: host memory
+        size_t weights = 0, state = 0, scratch = 0, kv = 0;  // bytes in backend memory
+        size_t budget = 0;   // what the planner aimed at (0: host memory, no plan)
+        size_t reserve = 0;  // of the budget, left free for the CUDA context and workspaces
+    };
+    std::vector<Rank> ranks;
+    int kv_blocks = 0;
+    int block_tokens = 0;
+    int64_t kv_tokens() const { return int64_t(kv_blocks) * block_tokens; }  // the pool's capacity
 };
 
 class Model {
@@ -35,11 +56,20 @@ public:
     const gguf::Reader& file() const { return file_; }
     const ModelConfig& config() const { return cfg_; }
     int kv_blocks() const { return shape_.n_blocks; }
+    const MemoryPlan& memory() const { return memory_; }
 
     // Runs one step on every rank; returns logits [step.n_logit_rows(), n_vocab] (host).
     std::vector<float> step(const StepPlan& step);
     // Zeroes a state slot before a new sequence uses it.
     void clear_slot(int slot);
+
+    // Parking (preemption without recompute): the KV rows of a sequence's first n_tokens
+    // positions in every attention layer and its recurrent state in every GDN layer, on every
+    // rank, copied to host RAM and back. The caller owns blocks and slots: free them after
+    // park; restore writes into the ones it is given, which may differ from the parked ones.
+    size_t park_bytes(int n_tokens) const;  // host bytes of park(.., n_tokens)
+    cache::ParkedSequence park(int slot, std::span<const int32_t> blocks, int n_tokens);
+    void restore(const cache::ParkedSequence& parked, int slot, std::span<const int32_t> blocks);
 
 private:
     struct Rank;
@@ -50,6 +80,7 @@ private:
     HParams hp_;
     PrismRotation prism_;
     cache::CacheShape shape_;
+    MemoryPlan memory_;
     std::unique_ptr<runtime::LocalGroup> group_;
     std::vector<std::unique_ptr<Rank>> ranks_;
 };

@@ -24,6 +24,24 @@ void Sequences::remove(int id) {
     s = Seq{};
 }
 
+cache::ParkedSequence Sequences::park(int id) {
+    const Seq& s = seqs_.at(size_t(id));
+    if (!s.used) throw std::runtime_error("sequence " + std::to_string(id) + " was not added");
+    cache::ParkedSequence p = m_.park(id, s.blocks, s.pos);
+    remove(id);
+    return p;
+}
+
+int Sequences::restore(const cache::ParkedSequence& parked) {
+    const int id = add();
+    Seq& s = seqs_[size_t(id)];
+    const int bt = m_.config().block_tokens;
+    while (int64_t(s.blocks.size()) * bt < parked.n_tokens) s.blocks.push_back(blocks_.allocate());
+    m_.restore(parked, id, s.blocks);
+    s.pos = parked.n_tokens;
+    return id;
+}
+
 std::vector<std::vector<float>> Sequences::feed(const std::vector<Input>& inputs, bool all_logits) {
     const int64_t vocab = m_.hparams().n_vocab;
     const int bt = m_.config().block_tokens, budget = m_.config().max_step_tokens;

@@ -18,6 +18,12 @@ public:
     int add();  // a new empty sequence (its id is its state slot); throws when all are in use
     void remove(int id);
     int length(int id) const { return int(seqs_.at(size_t(id)).pos); }
+    const std::vector<int32_t>& blocks(int id) const { return seqs_.at(size_t(id)).blocks; }
+
+    // Copies a sequence to host RAM (Model::park) and removes it; restore makes a new
+    // sequence (lowest free slot, blocks from the pool) that goes on from where it stopped.
+    cache::ParkedSequence park(int id);
+    int restore(const cache::ParkedSequence& parked);
 
     struct Input {
         int seq;

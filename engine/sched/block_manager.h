@@ -4,8 +4,8 @@
 // Prefix sharing (several requests reading one copy of a common prompt prefix) is not done:
 // the KV of a prefix is not enough to resume after it, because every Gated DeltaNet layer's
 // recurrent state is a function of the whole prefix and lives in the request's own state
-// slot. Sharing needs a snapshot of that state at the end of the shared prefix, which the
-// Model cannot take yet (it would need a copy-slot operation).
+// slot. Sharing needs a snapshot of that state at the end of the shared prefix, kept beside
+// the shared blocks (docs/ARCHITECTURE.md, "Prefix sharing", has the design).
 #pragma once
 
 #include <cstddef>

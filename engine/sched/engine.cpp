@@ -1,5 +1,6 @@
 // Engine: the loop thread. Each turn it takes new requests, drops cancelled ones, asks the
-// scheduler for a step, runs it through Model::step, samples, and streams the tokens out.
+// scheduler for a step, readies the caches (parks the preempted, clears or restores the
+// admitted), runs it through Model::step, samples, and streams the tokens out.
 // Everything below the mutex (scheduler, blocks, slots, live requests) belongs to the loop.
 #include "engine/sched/engine.h"
 
@@ -9,6 +10,8 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+
+#include <unistd.h>
 
 #include "engine/model/model.h"
 #include "engine/runtime/log.h"
@@ -67,7 +70,9 @@ private:
     }
     void loop();
     void take_new();
+    bool prepare(const Step& s);
     void run_step(const Step& s);
+    void note_step_time(int tokens, double seconds);
     void emit_token(Request* r, const TokenEvent& e);
     void finish(Request* r, FinishReason why, std::string error = {});
     void publish();
@@ -84,7 +89,9 @@ private:
     Scheduler sched_;
     Sampler sampler_;
     std::unordered_map<uint64_t, std::unique_ptr<Request>> live_;
-    EngineStats counters_;  // the totals; publish() adds the gauges
+    std::unordered_map<uint64_t, cache::ParkedSequence> parked_;  // by request id
+    double prefill_rate_ = 0;                                     // tokens a second; 0: not measured
+    EngineStats counters_;                                        // the totals; publish() adds the gauges
     std::vector<std::pair<std::shared_ptr<Stream>, FinishInfo>> closing_;  // closed after publish()
     std::vector<std::pair<std::shared_ptr<Stream>, TokenEvent>> emitted_;  // pushed after publish()
 
@@ -106,7 +113,28 @@ const EngineConfig& checked(const EngineConfig& c) {
     if (c.max_seqs < 1 || c.step_token_budget < 1 || c.max_context < 2 || c.max_waiting < 0)
         throw std::invalid_argument(
             "the engine needs max_seqs >= 1, step_token_budget >= 1, max_context >= 2 and max_waiting >= 0");
+    if (!(c.park_copy_bytes_per_s > 0)) throw std::invalid_argument("the park copy rate must be positive");
     return c;
+}
+
+SchedulerConfig scheduler_config(const EngineConfig& c, const model::Model& m) {
+    SchedulerConfig s;
+    s.step_tokens = std::min(c.step_token_budget, m.config().max_step_tokens);
+    s.no_thrash_steps = c.no_thrash_steps;
+    s.aging_per_second = c.aging_per_second;
+    s.park.budget_bytes = c.park_memory_bytes;
+    if (s.park.budget_bytes < 0) {
+        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        s.park.budget_bytes = pages > 0 && page > 0 ? int64_t(pages) * page / 4 : 0;
+    }
+    s.park.state_bytes = int64_t(m.park_bytes(0));
+    s.park.token_bytes = int64_t(m.park_bytes(1)) - s.park.state_bytes;
+    s.park.copy_bytes_per_s = c.park_copy_bytes_per_s;
+    return s;
+}
+
+bool contains(const std::vector<Request*>& v, const Request* r) {
+    return std::find(v.begin(), v.end(), r) != v.end();
 }
 
 }  // namespace
@@ -118,9 +146,14 @@ Engine::Impl::Impl(model::Model& m, EngineConfig c)
       context_(std::min<int64_t>(c.max_context, int64_t(m.kv_blocks()) * m.config().block_tokens)),
       blocks_(m.kv_blocks(), m.config().block_tokens),
       slots_(std::min(c.max_seqs, m.config().max_seqs)),
-      sched_(
-          {std::min(c.step_token_budget, m.config().max_step_tokens), c.no_thrash_steps, c.aging_per_second},
-          blocks_, slots_) {
+      sched_(scheduler_config(c, m), blocks_, slots_) {
+    const ParkConfig& park = sched_.config().park;
+    if (park.budget_bytes > 0)
+        log_->info(
+            "preemption parks caches in up to {:.1f} GiB of host RAM ({} bytes a sequence + {} a token)",
+            double(park.budget_bytes) / double(1 << 30), park.state_bytes, park.token_bytes);
+    else
+        log_->info("preemption recomputes (no host RAM for parking)");
     publish();
     thread_ = std::thread([this] { loop(); });
 }
@@ -154,6 +187,7 @@ std::shared_ptr<Stream> Engine::Impl::submit(GenerateRequest g) {
     r->prompt_len = int(n);
     r->max_tokens = int(std::min<int64_t>(g.max_tokens, context_ - n));
     r->stop_ids = std::move(g.stop_ids);
+    r->constraint = std::move(g.json);
     r->sampling = g.sampling;
     r->priority = g.priority;
     r->arrival = now();
@@ -198,7 +232,7 @@ void Engine::Impl::loop() {
         if (!live_.empty()) {
             const Step s = sched_.schedule(now());
             ran = !s.chunks.empty();
-            if (ran) run_step(s);
+            if (prepare(s) && ran) run_step(s);
         }
         publish();
     }
@@ -214,20 +248,65 @@ void Engine::Impl::take_new() {
     incoming_.clear();
 }
 
+// Readies the caches before the step runs (also when it has no chunks): the preempted
+// sequences to park are copied out first, while their blocks and slot still hold them; then
+// each admitted request's slot is cleared, or its parked caches are copied back into the
+// blocks and slot it got now. Returns false when that failed and the step must not run.
+bool Engine::Impl::prepare(const Step& s) {
+    for (const Parking& p : s.parked) {
+        try {
+            parked_.insert_or_assign(p.req->id, model_.park(p.slot, p.blocks, p.tokens));
+        } catch (const std::exception& e) {
+            log_->warn("request {}: parking failed, it will recompute: {}", p.req->id, e.what());
+            sched_.park_failed(p.req);
+        }
+    }
+    try {
+        for (Request* r : s.admitted) {
+            if (contains(s.restored, r)) {
+                model_.restore(parked_.at(r->id), r->slot, r->blocks);
+                parked_.erase(r->id);
+            } else {
+                model_.clear_slot(r->slot);
+            }
+            if (r->first_scheduled < 0) {
+                r->first_scheduled = now();
+                r->info.queue_seconds = r->first_scheduled - r->arrival;
+            }
+        }
+        return true;
+    } catch (const std::exception& e) {
+        // The state slots of the step are suspect, so every request in it ends; others go on.
+        log_->error("step {}: readying the caches failed: {}", s.index, e.what());
+        std::vector<Request*> failed = s.admitted;
+        for (const Chunk& c : s.chunks)
+            if (!contains(failed, c.req)) failed.push_back(c.req);
+        for (Request* r : failed)
+            finish(r, FinishReason::Error, std::string("the model failed: ") + e.what());
+        return false;
+    }
+}
+
+// The prefill rate the park-or-recompute choice weighs against copying: tokens a second of
+// steps that carry at least a quarter of the step budget (decode-only steps are slower per
+// token and would make recomputing look dearer than it is). A moving average.
+void Engine::Impl::note_step_time(int tokens, double seconds) {
+    if (tokens < std::max(2, sched_.config().step_tokens / 4) || seconds <= 0) return;
+    const double rate = tokens / seconds;
+    prefill_rate_ = prefill_rate_ > 0 ? 0.8 * prefill_rate_ + 0.2 * rate : rate;
+    sched_.set_prefill_rate(prefill_rate_);
+}
+
 void Engine::Impl::run_step(const Step& s) {
     std::vector<Request*> sampled;
     for (const Chunk& c : s.chunks)
         if (c.logits) sampled.push_back(c.req);
     std::vector<TokenEvent> events;
     try {
-        for (Request* r : s.admitted) {
-            model_.clear_slot(r->slot);
-            if (r->first_scheduled < 0) {
-                r->first_scheduled = now();
-                r->info.queue_seconds = r->first_scheduled - r->arrival;
-            }
-        }
+        const auto t = std::chrono::steady_clock::now();
         std::vector<float> logits = model_.step(plan_step(s, blocks_.block_tokens()));
+        note_step_time(s.tokens(),
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
         ++counters_.steps_total;
         sched_.complete(s);
         events = sampler_.sample(sampled, logits.data(), vocab_);
@@ -247,11 +326,20 @@ void Engine::Impl::emit_token(Request* r, const TokenEvent& e) {
         r->info.first_token_step = counters_.steps_total;
         counters_.prompt_tokens_total += uint64_t(r->prompt_len);
     }
+    if (e.token < 0) {
+        // Only a constraint refuses every token (not with a byte-level vocabulary).
+        log_->warn("request {}: no token can continue its JSON; it ends here", r->id);
+        return finish(r, FinishReason::Length);
+    }
     if (std::find(r->stop_ids.begin(), r->stop_ids.end(), e.token) != r->stop_ids.end())
         return finish(r, FinishReason::Stop);
     r->tokens.push_back(e.token);
     ++counters_.generation_tokens_total;
     emitted_.emplace_back(r->stream, e);
+    if (r->constraint) {
+        r->constraint->advance(e.token);
+        if (r->constraint->complete()) return finish(r, FinishReason::Stop);
+    }
     if (r->generated() >= r->max_tokens) finish(r, FinishReason::Length);
 }
 
@@ -262,6 +350,7 @@ void Engine::Impl::finish(Request* r, FinishReason why, std::string error) {
     r->info.completion_tokens = std::max(0, r->generated());
     r->info.preemptions = r->preemptions;
     sched_.remove(r);
+    parked_.erase(r->id);
     ++counters_.requests_finished_total;
     if (r->first_scheduled >= 0) {
         std::lock_guard lock(mu_);
@@ -276,6 +365,10 @@ void Engine::Impl::publish() {
     st.running = int(sched_.running().size());
     st.waiting = int(sched_.waiting().size());
     st.preempted_total = sched_.preempted_total();
+    st.parked_total = sched_.parked_total();
+    st.parked = sched_.parked_count();
+    st.parked_bytes = sched_.parked_bytes();
+    st.park_budget_bytes = sched_.config().park.budget_bytes;
     st.kv_blocks_total = blocks_.total();
     st.kv_blocks_used = blocks_.used();
     st.kv_block_tokens = blocks_.block_tokens();

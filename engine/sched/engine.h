@@ -20,6 +20,8 @@ class Model;
 
 namespace niwa::sched {
 
+class JsonConstraint;
+
 struct SamplingParams {
     float temperature = 1.0f;  // <= 0: greedy
     int top_k = 0;             // 0: off
@@ -38,6 +40,9 @@ struct GenerateRequest {
     std::vector<int32_t> stop_ids;  // ending tokens (eos); the token is not emitted
     int priority = 0;               // lower runs first
     std::string client;             // API key name, for per-key limits and logs (never the key)
+    // Output that must be one JSON object (response_format json_object); it ends as soon as
+    // the object closes. Empty: unconstrained.
+    std::shared_ptr<JsonConstraint> json;
 };
 
 struct TokenEvent {
@@ -112,6 +117,10 @@ struct EngineConfig {
     int max_context = 4096;         // tokens per sequence (prompt + generated)
     int no_thrash_steps = 8;        // a preempted request is not re-admitted for this many steps...
     double aging_per_second = 0.1;  // ...and waiting requests gain this much priority per second
+    // Host RAM for the caches of preempted requests (parking; see scheduler.h). 0: preemption
+    // always recomputes; below 0: a quarter of the machine's physical RAM.
+    int64_t park_memory_bytes = -1;
+    double park_copy_bytes_per_s = 3e9;  // assumed host <-> backend copy rate, for park or recompute
 };
 
 // Counters and gauges for /metrics and /v1/engine/stats (a consistent snapshot).
@@ -119,6 +128,10 @@ struct EngineStats {
     int running = 0;
     int waiting = 0;
     uint64_t preempted_total = 0;
+    uint64_t parked_total = 0;      // preemptions that parked the caches in host RAM
+    int parked = 0;                 // requests waiting with parked caches
+    int64_t parked_bytes = 0;       // host RAM they take
+    int64_t park_budget_bytes = 0;  // host RAM they may take (0: parking off)
     int kv_blocks_total = 0;
     int kv_blocks_used = 0;
     int kv_block_tokens = 0;

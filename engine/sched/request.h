@@ -1,6 +1,7 @@
 // One request as the scheduler sees it: its tokens (prompt, then what it generated), where
 // its sequence lives (state slot, KV blocks) and how far the model has read it. Preemption
-// keeps the tokens and drops the rest, so a resumed request re-reads them and goes on.
+// keeps the tokens and either parks the caches in host RAM (the request resumes where it
+// stopped) or drops them (it re-reads its tokens when it resumes).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "engine/sched/engine.h"
+#include "engine/sched/json_constraint.h"
 
 namespace niwa::sched {
 
@@ -28,9 +30,14 @@ struct Request {
     int slot = -1;                // recurrent-state slot while running
     std::vector<int32_t> blocks;  // KV blocks while running; block i holds positions [i*bt, (i+1)*bt)
     int computed = 0;             // tokens whose KV and state the model has (a prefix of tokens)
+    int parked = 0;               // while preempted: tokens whose KV and state wait in host RAM
+    int64_t parked_bytes = 0;     // ...and the host bytes they take
     int preemptions = 0;
     int64_t preempted_step = -1;  // scheduler step of the last preemption
     uint64_t rng = 0;             // sampler state (splitmix64); survives preemption
+    // response_format json_object: which tokens may come next (survives preemption too);
+    // empty: unconstrained.
+    std::shared_ptr<JsonConstraint> constraint;
 
     std::shared_ptr<Stream> stream;  // the engine's; empty in scheduler tests
     FinishInfo info;                 // filled as it runs

@@ -3,6 +3,9 @@
 // drawing from the request's own splitmix64 stream (seeded from SamplingParams::seed or the
 // request id), so a seeded request samples the same tokens whatever else runs beside it and
 // however often it is preempted. Logprobs are the log-softmax of the penalised logits.
+// A request with a JsonConstraint takes the first allowed token in sampling order (rejected
+// draws are masked and redrawn, which takes more draws from its RNG); token -1 when the whole
+// vocabulary is refused.
 #pragma once
 
 #include <cstdint>

@@ -33,6 +33,7 @@ void Scheduler::add(Request* r, double now) {
 }
 
 void Scheduler::remove(Request* r) {
+    forget_parked(r);
     blocks_.release(r->blocks);
     slots_.release(r->slot);
     r->slot = -1;
@@ -91,6 +92,20 @@ void Scheduler::complete(const Step& step) {
     for (const Chunk& c : step.chunks) c.req->computed += c.n;
 }
 
+void Scheduler::park_failed(Request* r) {
+    if (r->parked == 0) return;
+    forget_parked(r);
+    --parked_total_;
+}
+
+void Scheduler::forget_parked(Request* r) {
+    if (r->parked == 0) return;
+    parked_bytes_ -= r->parked_bytes;
+    --parked_count_;
+    r->parked = 0;
+    r->parked_bytes = 0;
+}
+
 // Every running request needs KV blocks for all its known tokens; when the pool runs dry the
 // worst running request yields (possibly the one growing).
 void Scheduler::grow_running(Step& s, double now) {
@@ -124,13 +139,34 @@ int Scheduler::victims_for(const Request& c, double now, const std::vector<Reque
 void Scheduler::admit(Request* r, Step& s) {
     r->slot = slots_.acquire();
     blocks_.reserve(r->blocks, int64_t(r->tokens.size()));
-    r->computed = 0;
+    r->computed = r->parked;
+    if (r->parked > 0) s.restored.push_back(r);
+    forget_parked(r);  // the engine restores it within this step
     r->status = Status::Running;
     running_.insert(std::upper_bound(running_.begin(), running_.end(), r, ranks_before), r);
     s.admitted.push_back(r);
 }
 
+// Park when the copy out and back costs less than re-reading the cached tokens, and fits.
+// Before the prefill rate is measured, parking is the guess: it never wastes compute.
+bool Scheduler::parks(const Request& r) const {
+    if (cfg_.park.budget_bytes <= 0 || r.computed == 0) return false;
+    const int64_t bytes = park_bytes(r.computed);
+    if (parked_bytes_ + bytes > cfg_.park.budget_bytes) return false;
+    if (prefill_rate_ <= 0) return true;
+    const double copy_s = 2.0 * double(bytes) / cfg_.park.copy_bytes_per_s;
+    return double(r.computed) / prefill_rate_ > copy_s;
+}
+
 void Scheduler::preempt(Request* r, Step& s, double now) {
+    if (parks(*r)) {
+        s.parked.push_back({r, r->slot, r->blocks, r->computed});
+        r->parked = r->computed;
+        r->parked_bytes = park_bytes(r->computed);
+        parked_bytes_ += r->parked_bytes;
+        ++parked_count_;
+        ++parked_total_;
+    }
     blocks_.release(r->blocks);
     slots_.release(r->slot);
     r->slot = -1;

@@ -95,6 +95,13 @@ std::string Metrics::render(const std::string& model_name, const sched::EngineSt
            e.kv_blocks_total > 0 ? double(e.kv_blocks_used) / double(e.kv_blocks_total) : 0.0);
     family(out, "niwa:num_preemptions_total", "counter", "Requests preempted so far.");
     sample(out, "niwa:num_preemptions_total", labels, double(e.preempted_total));
+    family(out, "niwa:parked_sequences", "gauge", "Preempted requests whose caches wait in host RAM.");
+    sample(out, "niwa:parked_sequences", labels, e.parked);
+    family(out, "niwa:parked_bytes", "gauge", "Host RAM taken by parked caches.");
+    sample(out, "niwa:parked_bytes", labels, double(e.parked_bytes));
+    family(out, "niwa:num_parked_preemptions_total", "counter",
+           "Preemptions that parked the caches in host RAM instead of recomputing them later.");
+    sample(out, "niwa:num_parked_preemptions_total", labels, double(e.parked_total));
     family(out, "niwa:prompt_tokens_total", "counter", "Prompt tokens processed.");
     sample(out, "niwa:prompt_tokens_total", labels, double(e.prompt_tokens_total));
     family(out, "niwa:generation_tokens_total", "counter", "Tokens generated.");

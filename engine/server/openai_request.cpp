@@ -141,8 +141,8 @@ void check_messages(const ojson& body) {
     }
 }
 
-// "Reply with JSON" for response_format: the model has no grammar-constrained decoding yet,
-// so it is asked in the system turn.
+// "Reply with JSON" for response_format, asked in the system turn: the decoding constraint
+// (when it applies) guarantees the syntax, the instruction makes the content worth having.
 void steer_to_json(ojson& request, const ojson* schema) {
     std::string instruction = "Reply with a single valid JSON object and nothing else.";
     if (schema) instruction += " It must match this JSON schema: " + schema->dump();
@@ -250,11 +250,17 @@ ChatParams parse_chat(const ojson& body) {
         const std::string type = string(*rf, "type").value_or("text");
         if (type == "json_object") {
             p.json_object = true;
+            p.constrain_json = !p.parse_tool_calls;
             steer_to_json(p.render_request, nullptr);
         } else if (type == "json_schema") {
             p.json_object = true;
             const ojson* js = object(*rf, "json_schema");
-            steer_to_json(p.render_request, js ? field(*js, "schema") : nullptr);
+            const ojson* schema = js ? field(*js, "schema") : nullptr;
+            // The constraint is syntax only: an object, when the schema asks for one.
+            const bool object_schema =
+                !schema || !schema->is_object() || schema->value("type", ojson("object")) == ojson("object");
+            p.constrain_json = object_schema && !p.parse_tool_calls;
+            steer_to_json(p.render_request, schema);
         } else if (type != "text") {
             throw bad_field("response_format.type", "must be \"text\", \"json_object\" or \"json_schema\"");
         }

@@ -36,6 +36,9 @@ struct ChatParams : CommonParams {
     bool parse_tool_calls = false;
     std::string forced_prefix;  // appended to the prompt (tool_choice required/named)
     bool json_object = false;   // response_format json_object / json_schema
+    // The content is decoded under a JSON-object constraint: json_object (or an object
+    // json_schema) when tool calls are not parsed (no tools, or tool_choice "none").
+    bool constrain_json = false;
 };
 
 struct CompletionParams : CommonParams {

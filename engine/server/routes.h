@@ -35,9 +35,11 @@ Loaded& require_loaded(ServerContext& ctx);
 void check_model(const ServerContext& ctx, const std::string& model);
 
 // Checks the prompt against the context, fills the engine request (max_tokens clamped to the
-// context, the key's default priority) and submits it; 400 / 429 as ApiError.
+// context, the key's default priority) and submits it; 400 / 429 as ApiError. `json`, when
+// given, constrains the output to one JSON object.
 std::shared_ptr<sched::Stream> submit(ServerContext& ctx, Loaded& loaded, std::vector<int32_t> prompt,
-                                      const CommonParams& p, const Admission& who, const char* prompt_field);
+                                      const CommonParams& p, const Admission& who, const char* prompt_field,
+                                      std::shared_ptr<sched::JsonConstraint> json = nullptr);
 
 // Polls `gen` until it is done, writing what `format` makes of each delta; cancels it when a
 // write fails (the client went away) or the server stops. Returns false when the client is gone.

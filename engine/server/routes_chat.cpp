@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "engine/runtime/log.h"
+#include "engine/sched/json_constraint.h"
 #include "engine/server/api_error.h"
 #include "engine/server/openai_response.h"
 #include "engine/server/routes.h"
@@ -99,7 +100,9 @@ void chat(ServerContext& ctx, const httplib::Request& req, httplib::Response& re
     po.tools = p.tools;
     po.parse_tool_calls = p.parse_tool_calls;
     setup.parser = std::move(po);
-    auto stream = submit(ctx, loaded, std::move(ids), p, *who, "messages");
+    std::shared_ptr<sched::JsonConstraint> json;
+    if (p.constrain_json) json = std::make_shared<sched::JsonConstraint>(loaded.tokenizer, p.thinking);
+    auto stream = submit(ctx, loaded, std::move(ids), p, *who, "messages", std::move(json));
     auto gen = std::make_unique<Generation>(ctx, loaded, stream, std::move(setup));
     gen->set_client(who->client());
 

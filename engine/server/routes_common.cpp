@@ -39,7 +39,8 @@ void check_model(const ServerContext& ctx, const std::string& model) {
 }
 
 std::shared_ptr<sched::Stream> submit(ServerContext& ctx, Loaded& loaded, std::vector<int32_t> prompt,
-                                      const CommonParams& p, const Admission& who, const char* prompt_field) {
+                                      const CommonParams& p, const Admission& who, const char* prompt_field,
+                                      std::shared_ptr<sched::JsonConstraint> json) {
     const int context = ctx.options.model.max_context;
     const int n = int(prompt.size());
     if (n == 0) throw ApiError(400, "the prompt is empty", prompt_field, "invalid_value");
@@ -57,6 +58,7 @@ std::shared_ptr<sched::Stream> submit(ServerContext& ctx, Loaded& loaded, std::v
     g.stop_ids = loaded.eos_ids;
     g.priority = p.priority.value_or(who.default_priority().value_or(0));
     g.client = who.client();
+    g.json = std::move(json);
     try {
         return loaded.engine->submit(std::move(g));
     } catch (const sched::QueueFull& e) {

@@ -52,6 +52,11 @@ ojson stats(ServerContext& ctx, const Loaded& loaded) {
     info.tp = ctx.options.model.tp;
     info.kv_format = "f32";  // the only KV format so far, whatever --kv-format says
     info.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.started).count();
+    for (const model::MemoryPlan::Rank& r : loaded.model->memory().ranks) {
+        if (r.device < 0) continue;
+        if (info.engine_vram.size() <= size_t(r.device)) info.engine_vram.resize(size_t(r.device) + 1);
+        info.engine_vram[size_t(r.device)] += r.weights + r.state + r.scratch + r.kv;
+    }
     return stats_json(info, loaded.engine->stats(), ctx.throughput);
 }
 

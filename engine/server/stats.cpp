@@ -35,13 +35,15 @@ nlohmann::ordered_json stats_json(const StatsInfo& info, const sched::EngineStat
     if (info.backend == "cuda") {
         try {
             for (const kernels::GpuInfo& g : kernels::list_gpus()) {
-                // The engine's own share is not tracked per device yet: the used memory is all
-                // processes' together.
+                // Used is every process's memory together; the engine's share is its plan
+                // (weights, state, scratch, KV pool), the CUDA context not counted.
+                const uint64_t ours =
+                    size_t(g.index) < info.engine_vram.size() ? info.engine_vram[size_t(g.index)] : 0;
                 gpus.push_back({{"index", g.index},
                                 {"name", g.name},
                                 {"vram_total_bytes", g.total_bytes},
                                 {"vram_used_bytes", g.total_bytes - g.free_bytes},
-                                {"vram_engine_bytes", 0}});
+                                {"vram_engine_bytes", ours}});
             }
         } catch (const std::exception&) {
             // A driver that fails now still answers the rest of the stats.
@@ -59,6 +61,10 @@ nlohmann::ordered_json stats_json(const StatsInfo& info, const sched::EngineStat
                {"tokens_capacity", capacity},       {"tokens_used", s.kv_tokens_used}};
     j["state"] = {{"slots_total", s.slots_total}, {"slots_used", s.slots_used}};
     j["requests"] = {{"running", s.running}, {"waiting", s.waiting}, {"preempted_total", s.preempted_total}};
+    j["park"] = {{"sequences", s.parked},
+                 {"bytes", s.parked_bytes},
+                 {"budget_bytes", s.park_budget_bytes},
+                 {"parked_total", s.parked_total}};
     j["throughput"] = {{"prompt_tokens_per_s", rates.prompt_per_s()},
                        {"generation_tokens_per_s", rates.generation_per_s()},
                        {"window_s", rates.window_s()}};

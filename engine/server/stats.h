@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,7 @@ struct StatsInfo {
     int tp = 1;
     std::string kv_format;
     double uptime_s = 0;
+    std::vector<uint64_t> engine_vram;  // by GPU index: bytes the engine's plan put there
 };
 
 nlohmann::ordered_json stats_json(const StatsInfo& info, const sched::EngineStats& s,

@@ -183,6 +183,16 @@ bool Tokenizer::is_special(int32_t id) const {
     return id >= 0 && id < n_vocab() && impl_->kind[id] == TokenKind::kSpecial;
 }
 
+std::string_view Tokenizer::token_bytes(int32_t id) const {
+    if (id < 0 || id >= n_vocab())
+        throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary");
+    return impl_->bytes[id];
+}
+
+bool Tokenizer::is_byte_level(int32_t id) const {
+    return id >= 0 && id < n_vocab() && impl_->kind[id] == TokenKind::kNormal;
+}
+
 const std::string& Tokenizer::pre_tokenizer() const {
     return impl_->pre.name();
 }

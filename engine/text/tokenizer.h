@@ -38,6 +38,10 @@ public:
     int32_t n_vocab() const;
     std::vector<int32_t> eos_ids() const;  // eos_token_id and <|im_end|>/<|endoftext|> when present
     bool is_special(int32_t id) const;
+    // The bytes `id` decodes to (possibly part of a UTF-8 character), and whether it is an
+    // ordinary byte-level token rather than an added or special one.
+    std::string_view token_bytes(int32_t id) const;
+    bool is_byte_level(int32_t id) const;
     const std::string& pre_tokenizer() const;  // "qwen2", "qwen35"
 
     struct Impl;

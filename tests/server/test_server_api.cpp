@@ -1,6 +1,6 @@
-// The OpenAI routes end to end: chat and completions through the OpenAI Node client, every
-// malformed input's error, a dropped stream freeing its seat, /metrics as Prometheus text and
-// /v1/engine/stats with DESIGN.md's keys (JSON and SSE).
+// The OpenAI routes end to end: chat (json_object included) and completions through the OpenAI
+// Node client, every malformed input's error, a dropped stream freeing its seat, /metrics as
+// Prometheus text and /v1/engine/stats with DESIGN.md's keys (JSON and SSE).
 #include <QRegularExpression>
 #include <QTest>
 
@@ -55,6 +55,8 @@ nlohmann::json design_stats() {
 void check_stats(const nlohmann::json& s) {
     std::set<std::string> want, got;
     key_paths(design_stats(), "", want);
+    // Added beside the design's keys (docs/API.md): host RAM of preempted requests' caches.
+    want.insert({"park", "park.sequences", "park.bytes", "park.budget_bytes", "park.parked_total"});
     key_paths(s, "", got);
     // The CPU backend lists no GPUs, so the GPU entry's keys cannot appear.
     std::erase_if(want, [](const std::string& k) { return k.rfind("gpus.[].", 0) == 0; });
@@ -85,6 +87,7 @@ private slots:
     }
 
     void chat() { QVERIFY(run_node("server_chat.mjs", server)); }
+    void jsonObject() { QVERIFY(run_node("server_json.mjs", server)); }
     void completions() { QVERIFY(run_node("server_completions.mjs", server)); }
     void errors() { QVERIFY(run_node("server_errors.mjs", server)); }
     void disconnectFreesTheSeat() { QVERIFY(run_node("server_disconnect.mjs", server)); }
@@ -135,6 +138,9 @@ private slots:
             {"niwa:num_requests_waiting", "gauge"},
             {"niwa:kv_cache_usage_perc", "gauge"},
             {"niwa:num_preemptions_total", "counter"},
+            {"niwa:parked_sequences", "gauge"},
+            {"niwa:parked_bytes", "gauge"},
+            {"niwa:num_parked_preemptions_total", "counter"},
             {"niwa:prompt_tokens_total", "counter"},
             {"niwa:generation_tokens_total", "counter"},
             {"niwa:request_success_total", "counter"},
@@ -152,6 +158,8 @@ private slots:
         QVERIFY(values["niwa:e2e_request_latency_seconds_count" + label] > 0);
         QVERIFY(values["niwa:inter_token_latency_seconds_count" + label] > 0);
         QCOMPARE(values["niwa:num_requests_running" + label], 0.0);
+        QCOMPARE(values["niwa:parked_sequences" + label], 0.0);
+        QCOMPARE(values["niwa:parked_bytes" + label], 0.0);
         const double kv = values["niwa:kv_cache_usage_perc" + label];
         QVERIFY(kv >= 0 && kv <= 1);
     }

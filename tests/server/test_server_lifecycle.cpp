@@ -114,6 +114,13 @@ private slots:
         const EngineRun frac =
             run_engine({"serve", "--model", model, "--port", port, "--mem-fraction", "1.5"});
         QCOMPARE(frac.exit_code, 2);
+        QVERIFY2(frac.err.contains("--mem-fraction must be in (0, 1]"), frac.err.constData());
+        const EngineRun vram = run_engine({"serve", "--model", model, "--port", port, "--vram-limit", "0"});
+        QCOMPARE(vram.exit_code, 2);
+        QVERIFY2(vram.err.contains("--vram-limit must be a size in GiB"), vram.err.constData());
+        const EngineRun prec = run_engine({"serve", "--model", model, "--port", port, "--precision", "fp8"});
+        QCOMPARE(prec.exit_code, 2);
+        QVERIFY2(prec.err.contains("--precision must be mixed or fp32"), prec.err.constData());
         const EngineRun fmt = run_engine({"serve", "--model", model, "--port", port, "--log-format", "yaml"});
         QCOMPARE(fmt.exit_code, 2);
     }
@@ -124,7 +131,7 @@ private slots:
         QCOMPARE(server.stop(), 0);
         QVERIFY2(server.log().contains("--kv-format k3v2 is accepted but not used yet"),
                  server.log().constData());
-        QVERIFY2(server.log().contains("--vram-limit is accepted but not used yet"),
+        QVERIFY2(server.log().contains("--vram-limit applies to GPU backends"),
                  server.log().constData());
     }
 };

@@ -1,7 +1,9 @@
 // The engine on the real tiny model: batched requests give exactly the tokens each gives
 // alone (model::Sequences, greedy), a priority-0 request preempts a full house within two
 // steps and everyone still gets their own-alone output, and the edges: cancel, max_tokens,
-// stop ids, a full queue, a prompt too long, seeded sampling, penalties, logprobs.
+// stop ids, a full queue, a prompt too long, seeded sampling, penalties, logprobs. Preemption
+// parks the caches in host RAM or drops them for recompute; either way the output is the
+// request's own-alone output, and a parked request's host RAM goes when it is cancelled.
 #include <QtTest>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "engine/model/sequences.h"
 #include "engine/sched/engine.h"
@@ -59,14 +62,53 @@ void wait_first_token(sched::Stream& s, std::vector<sched::TokenEvent>& seen) {
     }
 }
 
+// The tokens `seen` before collecting, then the rest.
+Result collect_after(sched::Stream& s, const std::vector<sched::TokenEvent>& seen) {
+    Result r = collect(s);
+    r.events.insert(r.events.begin(), seen.begin(), seen.end());
+    r.tokens.clear();
+    for (const auto& e : r.events) r.tokens.push_back(e.token);
+    return r;
+}
+
+// Waits up to 30 s for the engine's stats to satisfy `ok`.
+template <typename Pred>
+bool wait_stats(const Engine& engine, Pred ok) {
+    for (int i = 0; i < 3000; ++i) {
+        if (ok(engine.stats())) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+// Preemption modes for the engine tests.
+enum class Preempt { Park, Recompute, BudgetTooSmall };
+
+EngineConfig with_preempt(EngineConfig c, Preempt mode) {
+    switch (mode) {
+        case Preempt::Park:
+            c.park_copy_bytes_per_s = 1e18;  // copying always looks cheaper than recomputing
+            break;
+        case Preempt::Recompute:
+            c.park_memory_bytes = 0;  // parking off
+            break;
+        case Preempt::BudgetTooSmall:
+            c.park_memory_bytes = 1;
+            c.park_copy_bytes_per_s = 1e18;
+            break;
+    }
+    return c;
+}
+
 }  // namespace
 
 class TestEngine : public QObject {
     Q_OBJECT
 
 private:
-    std::unique_ptr<model::Model> model_;  // the engine's
-    std::unique_ptr<model::Model> ref_;    // for reference runs through model::Sequences
+    std::unique_ptr<model::Model> model_;     // the engine's
+    std::unique_ptr<model::Model> ref_;       // for reference runs through model::Sequences
+    std::unique_ptr<model::Model> small_kv_;  // 8 KV blocks of 16 tokens: room for 128 tokens
     int64_t vocab_ = 0;
 
     static model::ModelConfig model_config() {
@@ -106,6 +148,9 @@ private slots:
         QVERIFY(!path.empty());
         model_ = model::Model::open(path, model_config());
         ref_ = model::Model::open(path, model_config());
+        model::ModelConfig small = model_config();
+        small.kv_blocks = 8;
+        small_kv_ = model::Model::open(path, small);
         vocab_ = model_->hparams().n_vocab;
     }
 
@@ -158,6 +203,74 @@ private slots:
         QCOMPARE(r0.tokens, alone(urgent, 8));
         QCOMPARE(r1.tokens, alone(p1, 48));
         QCOMPARE(r2.tokens, alone(p2, 48));  // re-read after preemption, same continuation
+    }
+
+    void preempted_output_is_its_own_data() {
+        QTest::addColumn<int>("mode");
+        QTest::newRow("park") << int(Preempt::Park);
+        QTest::newRow("recompute") << int(Preempt::Recompute);
+        QTest::newRow("park budget too small") << int(Preempt::BudgetTooSmall);
+    }
+
+    // One seat: a priority-0 arrival preempts the priority-10 request mid-generation; it
+    // resumes once the seat is free and ends with the tokens it gives alone.
+    void preempted_output_is_its_own() {
+        QFETCH(int, mode);
+        const auto m = Preempt(mode);
+        Engine engine(*model_, with_preempt(engine_config(1), m));
+        const auto low = random_tokens(37, 101), urgent = random_tokens(20, 102);
+        auto s1 = engine.submit(greedy(low, 40, 10));
+        std::vector<sched::TokenEvent> seen;
+        wait_first_token(*s1, seen);
+        auto s0 = engine.submit(greedy(urgent, 8, 0));
+        const Result r0 = collect(*s0);
+        const Result r1 = collect_after(*s1, seen);
+        QCOMPARE(r0.info.preemptions, 0);
+        QCOMPARE(r1.info.preemptions, 1);
+        const sched::EngineStats st = engine.stats();
+        QCOMPARE(st.preempted_total, uint64_t(1));
+        QCOMPARE(st.parked_total, uint64_t(m == Preempt::Park ? 1 : 0));
+        QCOMPARE(st.parked, 0);
+        QCOMPARE(st.parked_bytes, int64_t(0));
+        QCOMPARE(r0.tokens, alone(urgent, 8));
+        QCOMPARE(r1.tokens, alone(low, 40));
+    }
+
+    // A KV pool too small for two growing sequences: the newer one is preempted (parked)
+    // whenever the older needs its blocks, and both still end with their own-alone output.
+    void kv_pressure_parks_and_resumes() {
+        Engine engine(*small_kv_, with_preempt(engine_config(2), Preempt::Park));
+        const auto p1 = random_tokens(40, 111), p2 = random_tokens(36, 112);
+        auto s1 = engine.submit(greedy(p1, 40));
+        auto s2 = engine.submit(greedy(p2, 40));
+        const Result r1 = collect(*s1), r2 = collect(*s2);
+        const sched::EngineStats st = engine.stats();
+        QVERIFY(st.preempted_total >= 1);
+        QCOMPARE(st.parked_total, st.preempted_total);
+        QCOMPARE(r2.info.preemptions, int(st.preempted_total));
+        QCOMPARE(st.parked_bytes, int64_t(0));
+        QCOMPARE(st.kv_blocks_used, 0);
+        QCOMPARE(r1.tokens, alone(p1, 40));
+        QCOMPARE(r2.tokens, alone(p2, 40));
+    }
+
+    void cancelled_parked_request_frees_host_memory() {
+        Engine engine(*model_, with_preempt(engine_config(1), Preempt::Park));
+        auto low = engine.submit(greedy(random_tokens(30, 121), 1000, 10));
+        std::vector<sched::TokenEvent> seen;
+        wait_first_token(*low, seen);
+        auto urgent = engine.submit(greedy(random_tokens(10, 122), 1000, 0));
+        QVERIFY(wait_stats(engine, [](const sched::EngineStats& s) { return s.parked == 1; }));
+        const sched::EngineStats parked = engine.stats();
+        QVERIFY(parked.parked_bytes >= int64_t(model_->park_bytes(31)));
+        QVERIFY(parked.parked_bytes <= parked.park_budget_bytes);
+        low->cancel();
+        QCOMPARE(collect(*low).info.reason, FinishReason::Cancelled);
+        const sched::EngineStats after = engine.stats();
+        QCOMPARE(after.parked, 0);
+        QCOMPARE(after.parked_bytes, int64_t(0));
+        urgent->cancel();
+        QCOMPARE(collect(*urgent).info.reason, FinishReason::Cancelled);
     }
 
     void cancel_frees_seat_and_blocks() {

@@ -1,6 +1,8 @@
 // Scheduler decisions as pure logic (no model): the token budget (decodes first, then
 // prefill chunks), preemption of the worst running request (newest among equals), aging,
-// the no-thrash rule, and preemption when decoding runs out of KV blocks.
+// the no-thrash rule, preemption when decoding runs out of KV blocks, and parking: a preempted
+// request's caches go to host RAM when that is cheaper than re-reading them and fits the
+// budget, and it resumes where it stopped.
 #include <QtTest>
 
 #include <memory>
@@ -33,6 +35,25 @@ int chunk_of(const Step& st, const Request* r) {
         if (c.req == r) return c.n;
     return 0;
 }
+
+// Two priority-10 requests with 5 computed tokens and a sampled sixth each; c (priority
+// 0) preempts b. Park: 100 bytes of state and 10 a token.
+struct Parked {
+    BlockManager blocks{100, 4};
+    StateSlots seats{2};
+    std::unique_ptr<Request> a = request(1, 5, 10), b = request(2, 5, 10), c = request(3, 5, 0);
+    Scheduler s;
+    Step st;
+    explicit Parked(int64_t budget, double prefill_rate = 0)
+        : s({64, 3, 0.1, {budget, 100, 10, 1000.0}}, blocks, seats) {
+        s.set_prefill_rate(prefill_rate);
+        s.add(a.get(), 0);
+        s.add(b.get(), 0);
+        run(s, s.schedule(0));
+        s.add(c.get(), 0);
+        st = s.schedule(0);
+    }
+};
 
 }  // namespace
 
@@ -156,6 +177,99 @@ private slots:
         QCOMPARE(int(a->blocks.size()), 2);
         QCOMPARE(st.chunks.size(), size_t(1));
         QCOMPARE(blocks.used(), 2);
+    }
+
+    void parks_and_resumes_where_it_stopped() {
+        Parked p(1000);
+        QCOMPARE(p.st.preempted, std::vector<Request*>{p.b.get()});
+        QCOMPARE(p.st.parked.size(), size_t(1));
+        const Parking& k = p.st.parked[0];
+        QCOMPARE(k.req, p.b.get());
+        QCOMPARE(k.slot, 1);
+        QCOMPARE(k.blocks.size(), size_t(2));  // 6 tokens: where its 5 computed ones are, to copy out
+        QCOMPARE(k.tokens, 5);
+        QCOMPARE(p.b->parked, 5);
+        QCOMPARE(p.b->parked_bytes, int64_t(150));
+        QCOMPARE(p.s.parked_bytes(), int64_t(150));
+        QCOMPARE(p.s.parked_count(), 1);
+        QCOMPARE(p.s.parked_total(), uint64_t(1));
+        QVERIFY(p.b->blocks.empty());  // its seat and blocks are free all the same
+        QCOMPARE(p.b->slot, -1);
+        run(p.s, p.st);
+        p.s.remove(p.a.get());
+        Step st = p.s.schedule(0);
+        while (st.admitted.empty()) {  // no thrash: b waits its steps, then takes a's free seat
+            run(p.s, st);
+            st = p.s.schedule(0);
+        }
+        QCOMPARE(st.admitted, std::vector<Request*>{p.b.get()});
+        QCOMPARE(st.restored, std::vector<Request*>{p.b.get()});
+        QCOMPARE(p.b->computed, 5);
+        QCOMPARE(chunk_of(st, p.b.get()), 1);  // only the token it had not read: no prefill
+        QCOMPARE(p.b->parked, 0);
+        QCOMPARE(p.s.parked_bytes(), int64_t(0));
+        QCOMPARE(p.s.parked_count(), 0);
+    }
+
+    void recomputes_when_that_is_cheaper() {
+        // 5 tokens at 1e6 tokens/s: 5 us; 150 bytes out and back at 1000 bytes/s: 0.3 s.
+        Parked p(1000, 1e6);
+        QCOMPARE(p.st.preempted, std::vector<Request*>{p.b.get()});
+        QVERIFY(p.st.parked.empty());
+        QCOMPARE(p.b->parked, 0);
+        QCOMPARE(p.b->computed, 0);
+        // 5 tokens at 1 token/s: 5 s, more than the 0.3 s copy.
+        Parked slow(1000, 1.0);
+        QCOMPARE(slow.st.parked.size(), size_t(1));
+    }
+
+    void budget_exhausted_falls_back_to_recompute() {
+        Parked p(149);  // one byte short
+        QCOMPARE(p.st.preempted, std::vector<Request*>{p.b.get()});
+        QVERIFY(p.st.parked.empty());
+        QCOMPARE(p.s.parked_bytes(), int64_t(0));
+        Parked off(0);  // parking off
+        QVERIFY(off.st.parked.empty());
+        QCOMPARE(off.s.preempted_total(), uint64_t(1));
+        // Room for one parked sequence: the second preemption recomputes.
+        Parked one(200);
+        QCOMPARE(one.st.parked.size(), size_t(1));
+        run(one.s, one.st);
+        auto d = request(4, 5, 0);
+        one.s.add(d.get(), 0);
+        const Step st = one.s.schedule(0);
+        QCOMPARE(st.preempted, std::vector<Request*>{one.a.get()});
+        QVERIFY(st.parked.empty());
+        QCOMPARE(one.s.parked_bytes(), int64_t(150));
+    }
+
+    void removing_a_parked_request_frees_its_budget() {
+        Parked p(1000);
+        run(p.s, p.st);
+        QCOMPARE(p.s.parked_bytes(), int64_t(150));
+        p.s.remove(p.b.get());
+        QCOMPARE(p.s.parked_bytes(), int64_t(0));
+        QCOMPARE(p.s.parked_count(), 0);
+        QCOMPARE(p.b->parked, 0);
+        QCOMPARE(p.b->status, Status::Finished);
+    }
+
+    void a_failed_park_recomputes() {
+        Parked p(1000);
+        p.s.park_failed(p.b.get());
+        run(p.s, p.st);
+        QCOMPARE(p.s.parked_bytes(), int64_t(0));
+        QCOMPARE(p.s.parked_count(), 0);
+        QCOMPARE(p.s.parked_total(), uint64_t(0));
+        QCOMPARE(p.s.preempted_total(), uint64_t(1));
+        p.s.remove(p.a.get());
+        Step st = p.s.schedule(0);
+        while (st.admitted.empty()) {
+            run(p.s, st);
+            st = p.s.schedule(0);
+        }
+        QVERIFY(st.restored.empty());
+        QCOMPARE(chunk_of(st, p.b.get()), 6);  // re-reads all its tokens
     }
 };
 

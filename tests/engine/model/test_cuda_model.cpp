@@ -1,0 +1,184 @@
+// The whole model on the CUDA backend against the CPU backend (the oracle) on mkmodel files:
+// logits in fp32 and in mixed precision, decode vs prefill, a batch of mixed lengths vs each
+// sequence alone, two ranks on one GPU, and the memory planner's budget. Label gpu: it fails,
+// never skips, without a GPU.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+#include "engine/model/sequences.h"
+#include "support/engine_process.h"
+
+using namespace niwa;
+
+namespace {
+
+std::vector<int32_t> random_tokens(int n, uint32_t seed, int limit = 1000) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    for (auto& x : t) x = int32_t(rng() % uint32_t(limit));
+    return t;
+}
+
+model::ModelConfig config(const std::string& backend, kernels::Precision p = kernels::Precision::Fp32,
+                          int step_tokens = 256, int tp = 1) {
+    model::ModelConfig c;
+    c.backend = backend;
+    c.precision = p;
+    c.tp = tp;
+    c.max_step_tokens = step_tokens;
+    c.max_seqs = 4;
+    c.max_context = 1024;
+    if (backend == "cuda") c.kv_blocks = 4 * 1024 / c.block_tokens;  // the planner has its own test
+    return c;
+}
+
+// Every row's logits of one prompt.
+std::vector<float> prefill(const std::string& path, const std::vector<int32_t>& tokens,
+                           const model::ModelConfig& c) {
+    auto m = model::Model::open(path, c);
+    model::Sequences s(*m);
+    const int id = s.add();
+    return s.feed({{id, tokens}}, true)[0];
+}
+
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return INFINITY;
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i])) return INFINITY;
+        num = std::max(num, std::fabs(double(a[i]) - double(b[i])));
+        den = std::max(den, std::fabs(double(b[i])));
+    }
+    return den > 0 ? num / den : num;
+}
+
+// Share of rows whose argmax agrees.
+double top1_agreement(const std::vector<float>& a, const std::vector<float>& b, int64_t vocab) {
+    const int64_t rows = int64_t(b.size()) / vocab;
+    int64_t same = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto ra = a.begin() + r * vocab, rb = b.begin() + r * vocab;
+        same += std::max_element(ra, ra + vocab) - ra == std::max_element(rb, rb + vocab) - rb;
+    }
+    return double(same) / double(rows);
+}
+
+}  // namespace
+
+class TestCudaModel : public QObject {
+    Q_OBJECT
+
+private:
+    std::string tiny_, small_;
+
+private slots:
+    void initTestCase() {
+        tiny_ = test::synthetic_model("tiny", 7).toStdString();
+        small_ = test::synthetic_model("small", 2).toStdString();
+        QVERIFY(!tiny_.empty() && !small_.empty());
+    }
+
+    void logitsMatchCpu_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("n");
+        QTest::newRow("tiny 150") << "tiny" << 150;
+        QTest::newRow("small 300") << "small" << 300;
+    }
+    void logitsMatchCpu() {
+        QFETCH(QString, preset);
+        QFETCH(int, n);
+        const std::string path = preset == "tiny" ? tiny_ : small_;
+        const auto tokens = random_tokens(n, 11);
+        const auto cpu = prefill(path, tokens, config("cpu"));
+        const int64_t vocab = model::Model::open(path, config("cpu"))->hparams().n_vocab;
+        const auto exact = prefill(path, tokens, config("cuda", kernels::Precision::Fp32));
+        const double d32 = rel_diff(exact, cpu);
+        qInfo("%s: fp32 max|d|/max|ref| = %.3g", qPrintable(preset), d32);
+        QVERIFY2(d32 <= 1e-4, qPrintable(QString("fp32 logits differ by %1").arg(d32)));
+        const auto mixed = prefill(path, tokens, config("cuda", kernels::Precision::Mixed));
+        const double dm = rel_diff(mixed, cpu);
+        const double top1 = top1_agreement(mixed, cpu, vocab);
+        qInfo("%s: mixed max|d|/max|ref| = %.3g, top-1 agreement %.4f", qPrintable(preset), dm, top1);
+        QVERIFY2(dm <= 3e-2, qPrintable(QString("mixed-precision logits differ by %1").arg(dm)));
+        QVERIFY2(top1 >= 0.98, qPrintable(QString("top-1 agreement %1").arg(top1)));
+    }
+
+    void decodeEqualsPrefill() {
+        const auto tokens = random_tokens(70, 12);
+        const auto whole = prefill(tiny_, tokens, config("cuda"));
+        auto m = model::Model::open(tiny_, config("cuda"));
+        model::Sequences s(*m);
+        const int id = s.add();
+        std::vector<float> steps;
+        for (int32_t t : tokens) {
+            const auto r = s.feed({{id, {t}}})[0];
+            steps.insert(steps.end(), r.begin(), r.end());
+        }
+        const double d = rel_diff(steps, whole);
+        QVERIFY2(d <= 1e-4, qPrintable(QString("decode vs prefill differ by %1").arg(d)));
+    }
+
+    void batchEqualsEachAlone() {
+        const std::vector<std::vector<int32_t>> prompts = {random_tokens(3, 13), random_tokens(70, 14),
+                                                           random_tokens(129, 15), random_tokens(1, 16)};
+        auto m = model::Model::open(tiny_, config("cuda", kernels::Precision::Fp32, 96));
+        model::Sequences s(*m);
+        std::vector<model::Sequences::Input> batch;
+        for (const auto& p : prompts) batch.push_back({s.add(), p});
+        const auto together = s.feed(batch);
+        std::vector<model::Sequences::Input> next;
+        for (size_t i = 0; i < prompts.size(); ++i) next.push_back({batch[i].seq, {int32_t(20 + i)}});
+        const auto decoded = s.feed(next);
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            auto am = model::Model::open(tiny_, config("cuda", kernels::Precision::Fp32, 96));
+            model::Sequences alone(*am);
+            const int id = alone.add();
+            const auto a = alone.feed({{id, prompts[i]}})[0];
+            const auto b = alone.feed({{id, {int32_t(20 + i)}}})[0];
+            QVERIFY2(rel_diff(together[i], a) <= 1e-4,
+                     qPrintable(QString("prompt %1 in a batch differs").arg(i)));
+            QVERIFY2(rel_diff(decoded[i], b) <= 1e-4,
+                     qPrintable(QString("decode %1 in a batch differs").arg(i)));
+        }
+    }
+
+    void twoRanksEqualOne() {
+        const auto tokens = random_tokens(40, 17);
+        const auto one = prefill(tiny_, tokens, config("cuda"));
+        const auto two = prefill(tiny_, tokens, config("cuda", kernels::Precision::Fp32, 256, 2));
+        const double d = rel_diff(two, one);
+        QVERIFY2(d <= 1e-5, qPrintable(QString("--tp 2 differs by %1").arg(d)));
+    }
+
+    void plannerFillsTheBudget() {
+        model::ModelConfig c = config("cuda", kernels::Precision::Mixed);
+        c.kv_blocks = 0;
+        c.vram_limit_gib = 4.0;
+        c.mem_fraction = 0.5;
+        auto m = model::Model::open(small_, c);
+        const model::MemoryPlan& plan = m->memory();
+        QCOMPARE(plan.ranks.size(), size_t(1));
+        const auto& r = plan.ranks[0];
+        QCOMPARE(r.budget, size_t(2) << 30);
+        const size_t used = r.weights + r.state + r.scratch + r.kv + r.reserve;
+        qInfo("planner: weights %zu, state %zu, scratch %zu, kv %zu (%lld tokens) of %zu", r.weights, r.state,
+              r.scratch, r.kv, static_cast<long long>(plan.kv_tokens()), r.budget);
+        QVERIFY2(used <= r.budget, "the plan exceeds its budget");
+        QVERIFY2(used + (size_t(64) << 20) >= r.budget,
+                 "the plan leaves more than 64 MiB of its budget unused");
+        QVERIFY(plan.kv_tokens() >= c.max_context);
+        // A budget too small for one context is refused with what to change.
+        c.vram_limit_gib = 0.05;
+        try {
+            model::Model::open(small_, c);
+            QFAIL("a 50 MiB budget was accepted");
+        } catch (const std::runtime_error& e) {
+            QVERIFY2(QString(e.what()).contains("raise --mem-fraction or --vram-limit"), e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaModel)
+#include "test_cuda_model.moc"
