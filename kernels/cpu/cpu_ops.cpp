@@ -46,22 +46,5 @@ void CpuOps::zero(void* dst, size_t bytes) {
     if (bytes > 0) std::memset(dst, 0, bytes);
 }
 
-void require(bool ok, const char* op, const std::string& what) {
-    if (!ok) throw std::invalid_argument(std::string("cpu ") + op + ": " + what);
-}
-
-void require_f32(const Tensor& t, const char* op, const char* name) {
-    require(t.type == DType::F32, op,
-            std::string(name) + " is " + dtype_name(t.type) + "; the CPU backend computes in F32");
-    require(t.ld >= t.cols && t.rows >= 0 && t.cols >= 0, op,
-            std::string(name) + " has ld " + std::to_string(t.ld) + " < cols " + std::to_string(t.cols));
-}
-
-void require_same_shape(const Tensor& a, const Tensor& b, const char* op) {
-    require(a.rows == b.rows && a.cols == b.cols, op,
-            "shapes differ: " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + " vs " +
-                std::to_string(b.rows) + "x" + std::to_string(b.cols));
-}
-
 }  // namespace cpu
 }  // namespace niwa::kernels

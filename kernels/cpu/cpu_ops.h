@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/op_checks.h"
 #include "kernels/ops.h"
 
 namespace niwa::kernels::cpu {
@@ -52,10 +53,16 @@ private:
     ThreadPool pool_;
 };
 
-// Argument checks shared by the op files: they throw std::invalid_argument naming the op.
-void require(bool ok, const char* op, const std::string& what);
-void require_f32(const Tensor& t, const char* op, const char* name);
-void require_same_shape(const Tensor& a, const Tensor& b, const char* op);
+// Argument checks for the op files (kernels/op_checks.h, naming this backend).
+inline void require(bool ok, const char* op, const std::string& what) {
+    check_arg("cpu", ok, op, what);
+}
+inline void require_f32(const Tensor& t, const char* op, const char* name) {
+    check_f32("cpu", t, op, name);
+}
+inline void require_same_shape(const Tensor& a, const Tensor& b, const char* op) {
+    check_same_shape("cpu", a, b, op);
+}
 
 // Row r of an fp32 tensor.
 inline float* row_f32(const Tensor& t, int64_t r) {

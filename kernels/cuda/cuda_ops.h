@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/op_checks.h"
 #include "kernels/ops.h"
 
 namespace niwa::kernels::cuda {
@@ -89,10 +90,16 @@ private:
     size_t allocated_ = 0;
 };
 
-// Argument checks shared by the op files: they throw std::invalid_argument naming the op.
-void require(bool ok, const char* op, const std::string& what);
-void require_f32(const Tensor& t, const char* op, const char* name);
-void require_same_shape(const Tensor& a, const Tensor& b, const char* op);
+// Argument checks for the op files (kernels/op_checks.h, naming this backend).
+inline void require(bool ok, const char* op, const std::string& what) {
+    check_arg("cuda", ok, op, what);
+}
+inline void require_f32(const Tensor& t, const char* op, const char* name) {
+    check_f32("cuda", t, op, name);
+}
+inline void require_same_shape(const Tensor& a, const Tensor& b, const char* op) {
+    check_same_shape("cuda", a, b, op);
+}
 
 // Blocks of `threads` covering n items.
 inline unsigned grid_for(long long n, int threads) {

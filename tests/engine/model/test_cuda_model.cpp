@@ -9,17 +9,15 @@
 
 #include "engine/model/sequences.h"
 #include "support/engine_process.h"
+#include "tests/engine/model/forward_test_util.h"
 
 using namespace niwa;
 
 namespace {
 
-std::vector<int32_t> random_tokens(int n, uint32_t seed, int limit = 1000) {
-    std::mt19937 rng(seed);
-    std::vector<int32_t> t(static_cast<size_t>(n));
-    for (auto& x : t) x = int32_t(rng() % uint32_t(limit));
-    return t;
-}
+using test::prefill;
+using test::random_tokens;
+using test::rel_diff;
 
 model::ModelConfig config(const std::string& backend, kernels::Precision p = kernels::Precision::Fp32,
                           int step_tokens = 256, int tp = 1) {
@@ -32,26 +30,6 @@ model::ModelConfig config(const std::string& backend, kernels::Precision p = ker
     c.max_context = 1024;
     if (backend == "cuda") c.kv_blocks = 4 * 1024 / c.block_tokens;  // the planner has its own test
     return c;
-}
-
-// Every row's logits of one prompt.
-std::vector<float> prefill(const std::string& path, const std::vector<int32_t>& tokens,
-                           const model::ModelConfig& c) {
-    auto m = model::Model::open(path, c);
-    model::Sequences s(*m);
-    const int id = s.add();
-    return s.feed({{id, tokens}}, true)[0];
-}
-
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.size() != b.size()) return INFINITY;
-    double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (!std::isfinite(a[i])) return INFINITY;
-        num = std::max(num, std::fabs(double(a[i]) - double(b[i])));
-        den = std::max(den, std::fabs(double(b[i])));
-    }
-    return den > 0 ? num / den : num;
 }
 
 // Share of rows whose argmax agrees.

@@ -13,17 +13,15 @@
 #include "kernels/formats.h"
 #include "support/engine_process.h"
 #include "support/temp_dir.h"
+#include "tests/engine/model/forward_test_util.h"
 
 using namespace niwa;
 
 namespace {
 
-std::vector<int32_t> random_tokens(int n, uint32_t seed, int limit = 1000) {
-    std::mt19937 rng(seed);
-    std::vector<int32_t> t(static_cast<size_t>(n));
-    for (auto& x : t) x = int32_t(rng() % uint32_t(limit));
-    return t;
-}
+using test::prefill;
+using test::random_tokens;
+using test::rel_diff;
 
 model::ModelConfig config(int tp = 1, int step_tokens = 256) {
     model::ModelConfig c;
@@ -32,26 +30,6 @@ model::ModelConfig config(int tp = 1, int step_tokens = 256) {
     c.max_seqs = 4;
     c.max_context = 512;
     return c;
-}
-
-// All logits of one sequence fed as one prompt.
-std::vector<float> prefill(const std::string& path, const std::vector<int32_t>& tokens,
-                           const model::ModelConfig& c) {
-    auto m = model::Model::open(path, c);
-    model::Sequences s(*m);
-    const int id = s.add();
-    return s.feed({{id, tokens}}, true)[0];
-}
-
-// max |a - b| / max |b|
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.size() != b.size()) return INFINITY;
-    double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        num = std::max(num, std::fabs(double(a[i]) - double(b[i])));
-        den = std::max(den, std::fabs(double(b[i])));
-    }
-    return den > 0 ? num / den : num;
 }
 
 // Logits must not be trivial: a spread of values, varying along the sequence.
