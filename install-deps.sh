@@ -26,13 +26,14 @@ runtime_pkgs=(libcurl4 libspdlog1.10 libpcre2-8-0 libutf8proc2 ca-certificates)
 build_pkgs=(build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
   libpcre2-dev libutf8proc-dev libstb-dev
-  python3 python3-jinja2 python3-numpy clang-format)
+  python3 python3-jinja2 python3-numpy clang-format
+  dpkg-dev nsis g++-mingw-w64-x86-64 shellcheck)  # packaging and wsl/ tests
 gui_pkgs=(qt6-base-dev qt6-base-dev-tools qt6-declarative-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools
   qt6-l10n-tools libqt6sql6-sqlite libqt6svg6 libgl-dev
   qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtquick-dialogs
   qml6-module-qtqml-workerscript qml6-module-qtqml qml6-module-qt-labs-platform
-  xvfb xauth fonts-noto-cjk)
+  xvfb xauth fonts-noto-cjk qt6-translations-l10n)
 
 pkgs=("${runtime_pkgs[@]}")
 if [ "$runtime_only" -eq 0 ]; then

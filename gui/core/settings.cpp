@@ -119,6 +119,25 @@ QStringList Settings::apiKeys() const {
     return keys;
 }
 
+QString Settings::backend() const {
+    const QString b = settings_->value(QStringLiteral("engine/backend")).toString();
+    return b == QLatin1String("cpu") || b == QLatin1String("cuda") ? b : QString();
+}
+
+bool Settings::closeToTray() const {
+    return settings_->value(QStringLiteral("app/close_to_tray"), true).toBool();
+}
+
+bool Settings::setBackend(const QString& backend) {
+    if (!backend.isEmpty() && backend != QLatin1String("cpu") && backend != QLatin1String("cuda"))
+        return reject(QStringLiteral("backend"), QStringLiteral("'%1' is not cpu or cuda").arg(backend));
+    return store(QStringLiteral("engine/backend"), backend);
+}
+
+void Settings::setCloseToTray(bool on) {
+    store(QStringLiteral("app/close_to_tray"), on);
+}
+
 bool Settings::setDistro(const QString& name) {
     if (!validDistro(name))
         return reject(QStringLiteral("distro"), QStringLiteral("'%1' is not a WSL distro name").arg(name));
@@ -196,6 +215,7 @@ EngineSettings Settings::engineSettings() const {
     e.enginePath = enginePath();
     e.modelPath = modelPath();
     e.mmprojPath = mmprojPath();
+    e.backend = backend();
     e.port = port();
     e.lan = lan();
     e.memFraction = memFraction();

@@ -26,6 +26,8 @@ class Settings : public QObject {
     Q_PROPERTY(QString kvFormat READ kvFormat NOTIFY changed)
     Q_PROPERTY(bool lan READ lan NOTIFY changed)
     Q_PROPERTY(int apiKeyCount READ apiKeyCount NOTIFY changed)
+    Q_PROPERTY(QString backend READ backend NOTIFY changed)
+    Q_PROPERTY(bool closeToTray READ closeToTray NOTIFY changed)
 
 public:
     // The user's settings (organization/application names of the QCoreApplication).
@@ -51,6 +53,8 @@ public:
     QString kvFormat() const;
     bool lan() const;
     QStringList apiKeys() const;
+    QString backend() const;   // cpu or cuda; empty: the engine's default
+    bool closeToTray() const;  // closing the window keeps the app (and the engine) in the tray
     int apiKeyCount() const { return int(apiKeys().size()); }
 
     bool setDistro(const QString& name);
@@ -66,6 +70,8 @@ public:
     void setLan(bool on);
     // Keys are printable ASCII without spaces, at least 16 characters; never logged.
     bool setApiKeys(const QStringList& keys);
+    bool setBackend(const QString& backend);
+    void setCloseToTray(bool on);
 
     // The engine's start settings from these (apiKeysFile is left to the caller, who knows
     // where the engine sees files).

@@ -51,7 +51,14 @@ WslLauncher::WslLauncher(QObject* parent)
     connect(&adoptedWatch_, &QTimer::timeout, this, &WslLauncher::watchAdoptedExit);
     connect(&process_, &QProcess::readyRead, this,
             [this] { appendOutput(decoder_.decode(process_.readAll())); });
-    connect(&process_, &QProcess::started, this, [this] { beginHealthPolling(); });
+    connect(&process_, &QProcess::started, this, [this] {
+#ifdef Q_OS_WIN
+        if (!job_.valid() || !job_.assign(static_cast<unsigned long>(process_.processId())))
+            emitLogLine(QStringLiteral("niwa: wsl.exe may outlive the app: %1")
+                            .arg(QString::fromStdString(job_.error())));
+#endif
+        beginHealthPolling();
+    });
     connect(&process_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
         killTimer_.stop();
         appendOutput(decoder_.decode(process_.readAll()));

@@ -12,6 +12,10 @@
 #include "gui/core/engine_launcher.h"
 #include "gui/core/wsl_output_decoder.h"
 
+#ifdef Q_OS_WIN
+#include "wsl/windows/job_object.h"
+#endif
+
 class QNetworkAccessManager;
 
 namespace niwa::gui {
@@ -62,6 +66,10 @@ private:
     QString wslProgram_ = QStringLiteral("wsl.exe");
     QString pidFile_;
     QProcess process_;
+#ifdef Q_OS_WIN
+    // wsl.exe goes in it once started, so it dies with the app even when the app crashes.
+    niwa::win::KillOnCloseJob job_;
+#endif
     WslOutputDecoder decoder_;
     QNetworkAccessManager* probeNetwork_;
     QTimer killTimer_;
