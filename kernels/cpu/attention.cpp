@@ -54,15 +54,9 @@ void CpuOps::kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const
 void CpuOps::attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,
                        const StepInfo& step, const Tensor& out) {
     check_pool(kv, "attention");
-    require_f32(q, "attention", "q");
-    require_f32(out, "attention", "out");
-    require_same_shape(q, out, "attention");
+    check_attention("cpu", q, kv, kv_of_q, out);
     const int d = kv.head_dim;
-    require(q.cols % d == 0, "attention", "q columns are not whole heads");
     const int64_t n_heads = q.cols / d;
-    for (int64_t h = 0; h < n_heads; ++h)
-        require(kv_of_q[h] >= 0 && kv_of_q[h] < kv.n_kv_heads, "attention",
-                "query head " + std::to_string(h) + " reads KV head " + std::to_string(kv_of_q[h]));
     const std::vector<int> seq = seq_of_rows(step, q.rows, "attention");
     const int64_t token_width = static_cast<int64_t>(kv.n_kv_heads) * d;
     const auto* kpool = static_cast<const float*>(kv.k);

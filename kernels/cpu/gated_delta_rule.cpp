@@ -154,22 +154,8 @@ void CpuOps::gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v,
                               const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
                               const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) {
     const char* op = "gated_delta_rule";
-    using Named = std::pair<const Tensor*, const char*>;
-    for (const auto& [t, name] : {Named{&q, "q"}, Named{&k, "k"}, Named{&v, "v"}, Named{&g, "g"},
-                                  Named{&beta, "beta"}, Named{&o, "o"}})
-        require_f32(*t, op, name);
-    require(dk > 0 && dv > 0 && q.cols % dk == 0 && k.cols == q.cols && v.cols % dv == 0, op,
-            "q/k must be whole key heads of " + std::to_string(dk) + ", v whole value heads of " +
-                std::to_string(dv));
-    require_same_shape(v, o, op);
-    require_same_shape(g, beta, op);
+    check_gated_delta_rule("cpu", q, k, v, g, beta, key_of_v, dk, dv, o);
     const int64_t n_v = v.cols / dv;
-    const int64_t n_k = q.cols / dk;
-    require(g.cols == n_v, op,
-            "g has " + std::to_string(g.cols) + " columns for " + std::to_string(n_v) + " value heads");
-    for (int64_t h = 0; h < n_v; ++h)
-        require(key_of_v[h] >= 0 && key_of_v[h] < n_k, op,
-                "value head " + std::to_string(h) + " reads key head " + std::to_string(key_of_v[h]));
     for (int s = 0; s < step.n_seqs; ++s)
         require(step.seqs[s].state_slot >= 0 && step.seqs[s].state_slot < st.n_slots, op,
                 "sequence " + std::to_string(s) + " state slot outside " + std::to_string(st.n_slots));

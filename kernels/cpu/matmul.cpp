@@ -86,15 +86,6 @@ const float* dequantized_row(const Weight& w, int64_t row, std::vector<float>& b
     return buf.data();
 }
 
-void check_weight(const Weight& w, const char* op) {
-    require(w.data != nullptr || w.out == 0, op, "weight has no data");
-    require(w.in % dtype_block_elems(w.type) == 0, op,
-            std::string(dtype_name(w.type)) + " weight with " + std::to_string(w.in) +
-                " input columns, not a multiple of its block");
-    require(w.row_stride >= dtype_row_bytes(w.type, w.in) || w.out <= 1, op,
-            "row_stride " + std::to_string(w.row_stride) + " is shorter than a row");
-}
-
 // lanes[l] += x[l] * w[l] over eight lanes: independent chains the compiler keeps in registers.
 inline void madd8(float* lanes, const float* x, const float* w) {
     for (int l = 0; l < 8; ++l) lanes[l] += x[l] * w[l];
@@ -154,13 +145,7 @@ void matmul_group(const Weight& w, const float* x, int64_t ldx, const Tensor& y,
 }  // namespace
 
 void CpuOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
-    check_weight(w, "matmul");
-    require_f32(x, "matmul", "x");
-    require_f32(y, "matmul", "y");
-    require(x.cols == w.in && y.cols == w.out && x.rows == y.rows, "matmul",
-            "x " + std::to_string(x.rows) + "x" + std::to_string(x.cols) + " · W(" + std::to_string(w.out) +
-                "x" + std::to_string(w.in) + ")ᵀ → y " + std::to_string(y.rows) + "x" +
-                std::to_string(y.cols));
+    check_matmul("cpu", w, x, y);
     const int64_t n_groups = (w.out + kGroupRows - 1) / kGroupRows;
     const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, kGroupRows * w.in * x.rows));
     pool_.parallel_for(
@@ -175,7 +160,7 @@ void CpuOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
 }
 
 void CpuOps::embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) {
-    check_weight(table, "embed");
+    check_weight("cpu", table, "embed");
     require_f32(y, "embed", "y");
     require(y.cols == table.in, "embed",
             "y has " + std::to_string(y.cols) + " columns, the table " + std::to_string(table.in));

@@ -199,17 +199,11 @@ void CudaOps::kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, cons
 void CudaOps::attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,
                         const StepInfo& step, const Tensor& out) {
     check_pool(kv, "attention");
-    require_f32(q, "attention", "q");
-    require_f32(out, "attention", "out");
-    require_same_shape(q, out, "attention");
+    check_attention("cuda", q, kv, kv_of_q, out);
     const int d = kv.head_dim;
     require(d == 64 || d == 128 || d == 256, "attention",
             "head_dim " + std::to_string(d) + "; the CUDA kernels take 64, 128 or 256");
-    require(q.cols % d == 0, "attention", "q columns are not whole heads");
     const int64_t n_heads = q.cols / d;
-    for (int64_t h = 0; h < n_heads; ++h)
-        require(kv_of_q[h] >= 0 && kv_of_q[h] < kv.n_kv_heads, "attention",
-                "query head " + std::to_string(h) + " reads KV head " + std::to_string(kv_of_q[h]));
     require(step.n_seqs == 0 || step.host_seqs != nullptr, "attention", "StepInfo::host_seqs is not set");
 
     // Rows no sequence owns are zeroed; the others are checked against q.

@@ -348,31 +348,17 @@ void CudaOps::gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v
                                const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
                                const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) {
     const char* op = "gated_delta_rule";
-    using Named = std::pair<const Tensor*, const char*>;
-    for (const auto& [t, name] : {Named{&q, "q"}, Named{&k, "k"}, Named{&v, "v"}, Named{&g, "g"},
-                                  Named{&beta, "beta"}, Named{&o, "o"}})
-        require_f32(*t, op, name);
+    check_gated_delta_rule("cuda", q, k, v, g, beta, key_of_v, dk, dv, o);
     require(dk == 64 || dk == 128, op,
             "key head dim " + std::to_string(dk) + "; the CUDA kernels take 64 or 128");
     require(dv > 0 && dv % kRecCols == 0, op,
             "value head dim " + std::to_string(dv) + "; the CUDA kernels take multiples of " +
                 std::to_string(kRecCols));
-    require(q.cols % dk == 0 && k.cols == q.cols && v.cols % dv == 0, op,
-            "q/k must be whole key heads of " + std::to_string(dk) + ", v whole value heads of " +
-                std::to_string(dv));
-    require_same_shape(v, o, op);
-    require_same_shape(g, beta, op);
-    const int64_t n_v = v.cols / dv, n_k = q.cols / dk;
-    require(g.cols == n_v, op,
-            "g has " + std::to_string(g.cols) + " columns for " + std::to_string(n_v) + " value heads");
+    const int64_t n_v = v.cols / dv;
     require(n_v <= kMaxValueHeads, op,
             std::to_string(n_v) + " value heads; at most " + std::to_string(kMaxValueHeads));
     KeyMap km;
-    for (int64_t h = 0; h < n_v; ++h) {
-        require(key_of_v[h] >= 0 && key_of_v[h] < n_k, op,
-                "value head " + std::to_string(h) + " reads key head " + std::to_string(key_of_v[h]));
-        km.key[h] = int16_t(key_of_v[h]);
-    }
+    for (int64_t h = 0; h < n_v; ++h) km.key[h] = int16_t(key_of_v[h]);
     require(step.n_seqs == 0 || step.host_seqs != nullptr, op, "StepInfo::host_seqs is not set");
     thread_local std::vector<int32_t> recurrent, chunked;
     recurrent.clear();

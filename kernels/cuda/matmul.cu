@@ -178,13 +178,9 @@ void launch_fp32_tiled(cudaStream_t stream, const MatmulArgs& a) {
     NIWA_CUDA_LAUNCHED("matmul_fp32_tiled_kernel");
 }
 
-void check_weight(const Weight& w) {
-    require(w.data != nullptr || w.out == 0, "matmul", "weight has no data");
-    require(w.in % dtype_block_elems(w.type) == 0, "matmul",
-            std::string(dtype_name(w.type)) + " weight with " + std::to_string(w.in) +
-                " input columns, not a multiple of its block");
-    require(w.row_stride >= dtype_row_bytes(w.type, w.in) || w.out <= 1, "matmul",
-            "row_stride " + std::to_string(w.row_stride) + " is shorter than a row");
+// What the kernels add to check_matmul: every field of every format is read as whole
+// 2-byte (4-byte for F32) words.
+void check_alignment(const Weight& w) {
     // Every field of every format is 2-byte aligned when rows and the data are.
     require(reinterpret_cast<uintptr_t>(w.data) % (w.type == DType::F32 ? 4 : 2) == 0 &&
                 w.row_stride % (w.type == DType::F32 ? 4 : 2) == 0,
@@ -194,13 +190,8 @@ void check_weight(const Weight& w) {
 }  // namespace
 
 void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
-    check_weight(w);
-    require_f32(x, "matmul", "x");
-    require_f32(y, "matmul", "y");
-    require(x.cols == w.in && y.cols == w.out && x.rows == y.rows, "matmul",
-            "x " + std::to_string(x.rows) + "x" + std::to_string(x.cols) + " · W(" + std::to_string(w.out) +
-                "x" + std::to_string(w.in) + ")ᵀ → y " + std::to_string(y.rows) + "x" +
-                std::to_string(y.cols));
+    check_matmul("cuda", w, x, y);
+    check_alignment(w);
     if (x.rows == 0 || w.out == 0) return;
     MatmulArgs a;
     a.w = static_cast<const uint8_t*>(w.data);
