@@ -45,6 +45,11 @@ std::shared_ptr<sched::Stream> submit(ServerContext& ctx, Loaded& loaded, std::v
 // write fails (the client went away) or the server stops. Returns false when the client is gone.
 bool pump_events(httplib::DataSink& sink, ServerContext& ctx, Generation& gen,
                  const std::function<std::string(GenerationDelta&)>& format);
+// Answers with an SSE stream written by `body` (which owns what the stream needs and returns
+// false when it ended early). An exception in `body` is logged as "<what> stream failed" and
+// cancels `gen`; the client sees the stream end.
+void stream_sse(httplib::Response& res, const char* what, Generation& gen,
+                std::function<bool(httplib::DataSink&)> body);
 // Writes `text` to the sink; false when the client is gone.
 bool sink_write(httplib::DataSink& sink, const std::string& text);
 

@@ -139,24 +139,16 @@ void chat(ServerContext& ctx, const httplib::Request& req, httplib::Response& re
     s->created = created;
     s->model = model;
     s->tokenizer = &loaded.tokenizer;
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream", [s, &ctx](size_t, httplib::DataSink& sink) {
-        try {
-            if (!sink_write(sink, s->chunk({{"role", "assistant"}, {"content", ""}}))) {
-                s->gen->cancel();
-                return false;
-            }
-            if (!pump_events(sink, ctx, *s->gen, [&](GenerationDelta& d) { return s->format(d); }))
-                return false;
-            warn_if_not_json(*s->gen, s->params);
-            if (!sink_write(sink, s->ending())) return false;
-            sink.done();
-            return true;
-        } catch (const std::exception& e) {
-            log::get("server")->error("chat stream failed: {}", e.what());
+    stream_sse(res, "chat", *s->gen, [s, &ctx](httplib::DataSink& sink) {
+        if (!sink_write(sink, s->chunk({{"role", "assistant"}, {"content", ""}}))) {
             s->gen->cancel();
             return false;
         }
+        if (!pump_events(sink, ctx, *s->gen, [&](GenerationDelta& d) { return s->format(d); })) return false;
+        warn_if_not_json(*s->gen, s->params);
+        if (!sink_write(sink, s->ending())) return false;
+        sink.done();
+        return true;
     });
 }
 

@@ -70,6 +70,21 @@ std::shared_ptr<sched::Stream> submit(ServerContext& ctx, Loaded& loaded, std::v
     }
 }
 
+void stream_sse(httplib::Response& res, const char* what, Generation& gen,
+                std::function<bool(httplib::DataSink&)> body) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream", [what, &gen, body = std::move(body)](size_t, httplib::DataSink& sink) {
+            try {
+                return body(sink);
+            } catch (const std::exception& e) {
+                log::get("server")->error("{} stream failed: {}", what, e.what());
+                gen.cancel();
+                return false;
+            }
+        });
+}
+
 bool sink_write(httplib::DataSink& sink, const std::string& text) {
     return text.empty() || sink.write(text.data(), text.size());
 }

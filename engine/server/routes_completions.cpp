@@ -61,10 +61,8 @@ void complete(ServerContext& ctx, const httplib::Request& req, httplib::Response
     }
 
     std::shared_ptr<Admission> holder = std::move(who);
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream", [gen, holder, p, id, created, model, tok, &ctx](
-                                                              size_t, httplib::DataSink& sink) {
-        try {
+    stream_sse(
+        res, "completion", *gen, [gen, holder, p, id, created, model, tok, &ctx](httplib::DataSink& sink) {
             std::vector<sched::TokenEvent> unsent;
             size_t offset = 0;
             const auto event = [&](const std::string& text, const std::string& finish) {
@@ -91,12 +89,7 @@ void complete(ServerContext& ctx, const httplib::Request& req, httplib::Response
             if (!sink_write(sink, out + "data: [DONE]\n\n")) return false;
             sink.done();
             return true;
-        } catch (const std::exception& e) {
-            log::get("server")->error("completion stream failed: {}", e.what());
-            gen->cancel();
-            return false;
-        }
-    });
+        });
 }
 
 }  // namespace
