@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "kernels/formats.h"
@@ -113,6 +114,30 @@ public:
     };
     virtual MemoryInfo memory_info() const { return {}; }
 
+    // Recorded launches (CUDA graphs): `record` runs `issue` in recording mode — the ops it
+    // calls check their arguments and plan as usual, but their launches are kept, not run —
+    // and returns what `replay` runs again, each time with the arguments recorded (pointers,
+    // sizes, launch plans; the data behind the pointers is read at replay). nullptr: this
+    // backend does not record, run the ops directly. A recording is valid while
+    // recording_epoch() is unchanged (a workspace it points into may move) and for steps whose
+    // launch_key() and row layout equal the recorded one's.
+    class Recording {
+    public:
+        virtual ~Recording() = default;
+        virtual void replay() = 0;
+    };
+    virtual std::unique_ptr<Recording> record(const std::function<void()>& issue) {
+        (void)issue;
+        return nullptr;
+    }
+    virtual uint64_t recording_epoch() const { return 0; }
+    // What this backend's launches read from step.host_seqs beyond the rows of each sequence
+    // (for CUDA: the attention split count's context bucket).
+    virtual uint64_t launch_key(const StepInfo& step) const {
+        (void)step;
+        return 0;
+    }
+
     // Memory of this backend.
     virtual void* alloc(size_t bytes) = 0;
     virtual void free(void* p) = 0;
@@ -132,6 +157,15 @@ public:
     virtual void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) = 0;
     // Per row of width y.cols (a row may be one head): y = x * rsqrt(mean(x²) + eps) * w.
     virtual void rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) = 0;
+    // Between two sublayers, per row of the residual stream x: x += y (skipped when y.data is
+    // null), xn = rmsnorm(x) * w, xr = H_B(s ⊙ xn) (rotate with signs_first; a copy of xn when
+    // r.block is 0). The default calls add, rmsnorm and rotate; a backend may fuse them.
+    virtual void residual_norm(const Tensor& x, const Tensor& y, const float* w, float eps, const Tensor& xn,
+                               const Rotation& r, const Tensor& xr) {
+        if (y.data) add(x, y, x);
+        rmsnorm(x, w, eps, xn);
+        rotate(xn, r, /*signs_first=*/true, xr);
+    }
     // Per row: y = x * rsqrt(sum(x²) + eps) (GDN's q and k).
     virtual void l2norm(const Tensor& x, float eps, const Tensor& y) = 0;
     // y = a + b (y may alias a or b).

@@ -17,10 +17,10 @@ RankCache::RankCache(const model::HParams& hp, const model::ShardPlan& plan, con
         return p;
     };
     const int64_t n_kv = plan.kv_heads.size();
-    kv_row_bytes_ = size_t(n_kv) * size_t(hp.head_dim) * sizeof(float);
+    const size_t kv_elem = size_t(kernels::dtype_block_bytes(shape.kv_type));
+    kv_row_bytes_ = size_t(n_kv) * size_t(hp.head_dim) * kv_elem;
     block_tokens_ = shape.block_tokens;
-    const size_t kv_bytes = size_t(shape.n_blocks) * size_t(shape.block_tokens) * size_t(n_kv) *
-                            size_t(hp.head_dim) * sizeof(float);
+    const size_t kv_bytes = size_t(shape.n_blocks) * size_t(shape.block_tokens) * kv_row_bytes_;
     const int64_t channels =
         2 * int64_t(plan.k_heads.size()) * hp.ssm_d_state + int64_t(plan.v_tiled.size()) * hp.ssm_d_state;
     conv_slot_bytes_ = size_t(hp.ssm_conv_kernel - 1) * size_t(channels) * sizeof(float);
@@ -30,7 +30,7 @@ RankCache::RankCache(const model::HParams& hp, const model::ShardPlan& plan, con
     for (int il = 0; il < hp.n_layer; ++il) {
         if (hp.is_attention(il)) {
             kernels::KvLayer& L = kv[size_t(il)];
-            L.type = kernels::DType::F32;
+            L.type = shape.kv_type;
             L.n_blocks = shape.n_blocks;
             L.block_tokens = shape.block_tokens;
             L.n_kv_heads = int(n_kv);

@@ -14,9 +14,10 @@
 namespace niwa::cache {
 
 struct CacheShape {
-    int n_blocks = 0;       // KV blocks per attention layer
-    int block_tokens = 16;  // tokens per block
-    int n_slots = 0;        // recurrent-state slots (sequences that can be resident)
+    int n_blocks = 0;                              // KV blocks per attention layer
+    int block_tokens = 16;                         // tokens per block
+    int n_slots = 0;                               // recurrent-state slots (sequences that can be resident)
+    kernels::DType kv_type = kernels::DType::F32;  // KV pool elements: F32, F16 or BF16
 };
 
 class RankCache {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "engine/cli/args.h"
+#include "engine/cli/bench_kernels.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/model_options.h"
 #include "engine/model/model.h"
@@ -31,12 +32,13 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: niwa-engine bench --model FILE [--backend cuda] [--batch 1,8,24] [--context N]\n"
-    "                         [--prompt 512,8192] [--steps N] [--json] [model options]\n"
+    "                         [--prompt 512,8192] [--steps N] [--kernels] [--json] [model options]\n"
     "Decode and prefill throughput of the whole forward against the hardware's limits.\n\n"
     "  --batch LIST        decode batch sizes (default 1,8,24)\n"
     "  --context N         tokens already cached per sequence for decode (default 4096)\n"
     "  --prompt LIST       prefill prompt lengths (default 512,8192; 0: no prefill)\n"
     "  --steps N           timed decode steps per batch size (default 32)\n"
+    "  --kernels           also time each decode kernel alone on the model's shapes (CUDA)\n"
     "  --json              one JSON object on stdout instead of a table\n"
     "  (--step-tokens defaults to 2048 here: the prefill chunk)\n";
 
@@ -84,9 +86,10 @@ DecodeBytes decode_bytes(const model::Model& m, const ModelCost& c, int batch, i
     b.weights = c.matmul_bytes;
     const double ssm = double(hp.ssm_n_v_heads) * hp.ssm_d_state * hp.ssm_d_state * f;
     const double conv = double(hp.ssm_conv_kernel - 1) * hp.qkv_dim() * f;
-    b.state = B * c.n_gdn * 2.0 * (ssm + conv);                    // read and written
-    const double kv_token = 2.0 * hp.n_head_kv * hp.head_dim * f;  // K and V, fp32 pool
-    b.kv = B * c.n_attn * kv_token * (double(context) + 2.0);      // read C + 1, write 1
+    b.state = B * c.n_gdn * 2.0 * (ssm + conv);  // read and written
+    const double kv_token =
+        2.0 * hp.n_head_kv * hp.head_dim * double(kernels::dtype_block_bytes(m.kv_type()));
+    b.kv = B * c.n_attn * kv_token * (double(context) + 2.0);  // read C + 1, write 1
     // Each layer reads and writes the residual stream a few times and the FFN's three rows.
     b.activations = B * hp.n_layer * f * (8.0 * hp.n_embd + 3.0 * hp.n_ff);
     b.logits = B * hp.n_vocab * f;
@@ -167,7 +170,7 @@ double time_prefill(model::Model& m, int prompt) {
 int run_bench(int argc, char** argv) {
     auto names = model_option_names();
     names.insert({"batch", "context", "prompt", "steps"});
-    const Args a("bench", argc, argv, names, {"json"});
+    const Args a("bench", argc, argv, names, {"json", "kernels"});
     if (a.help()) {
         std::printf("%s%s", kHelp, model_options_help());
         return 0;
@@ -210,6 +213,7 @@ int run_bench(int argc, char** argv) {
     auto m = model::Model::open(a.str("model"), cfg);
     const ModelCost cost = model_cost(*m);
     out["kv_pool_tokens"] = m->memory().kv_tokens();
+    out["kv_type"] = kernels::dtype_name(m->kv_type());
     out["step_tokens"] = cfg.max_step_tokens;
     const bool json = a.flag("json");
     if (!json) {
@@ -220,6 +224,10 @@ int run_bench(int argc, char** argv) {
         std::printf("%s\n", head.c_str());
     }
 
+    if (a.flag("kernels")) {
+        if (cfg.backend != "cuda") throw UsageError("--kernels needs --backend cuda");
+        out["kernels"] = bench_kernels(*m, batches, context, bandwidth, json);
+    }
     out["decode"] = nlohmann::json::array();
     for (int64_t b : batches) {
         const double step_s = time_decode(*m, int(b), context, steps);
@@ -229,6 +237,7 @@ int run_bench(int argc, char** argv) {
         r["context"] = context;
         r["step_ms"] = step_s * 1e3;
         r["tok_s"] = double(b) / step_s;
+        r["replayed_steps"] = m->replayed_steps();
         r["bytes_per_step"] = {{"weights", bytes.weights}, {"state", bytes.state},
                                {"kv", bytes.kv},           {"activations", bytes.activations},
                                {"logits", bytes.logits},   {"total", bytes.total()}};

@@ -37,15 +37,12 @@ constexpr const char* kHelp =
     "  --log-format text|json    (default text)\n"
     "Accepted but not used yet:\n"
     "  --mmproj FILE             vision projector: image input is refused (400) for now\n"
-    "  --kv-format NAME          auto|f32|f16|bf16|k8v8|k4v4|k3v2: the KV cache is f32 for now\n"
     "Model options:\n";
-
-const std::set<std::string> kKvFormats = {"auto", "f32", "f16", "bf16", "k8v8", "k4v4", "k3v2"};
 
 int run_serve(int argc, char** argv) {
     auto names = model_option_names();
     names.insert({"host", "port", "served-model-name", "api-keys", "chat-template", "log-format",
-                  "max-waiting", "park-memory", "mmproj", "kv-format"});
+                  "max-waiting", "park-memory", "mmproj"});
     const Args a("serve", argc, argv, names, {"allow-unauthenticated"});
     if (a.help()) {
         std::printf("%s%s", kHelp, model_options_help());
@@ -88,12 +85,11 @@ int run_serve(int argc, char** argv) {
             throw UsageError("--mmproj " + mmproj + ": no such file");
         logger->warn("--mmproj is accepted but not used yet: image input is refused with 400");
     }
-    o.kv_format = a.str("kv-format", "auto");
-    if (!kKvFormats.count(o.kv_format))
-        throw UsageError("--kv-format must be one of auto, f32, f16, bf16, k8v8, k4v4, k3v2, not '" +
-                         o.kv_format + "'");
-    if (o.kv_format != "auto" && o.kv_format != "f32")
-        logger->warn("--kv-format {} is accepted but not used yet: the KV cache is f32", o.kv_format);
+    if (!model::kv_format_implemented(o.model.kv_format))
+        logger->warn(
+            "--kv-format {} is accepted but not used yet: the KV cache is auto (f16 on a GPU, f32 on the "
+            "CPU)",
+            o.model.kv_format);
     if (!std::filesystem::is_regular_file(o.model_path))
         logger->warn("--model {} is not a file: loading will fail", o.model_path);
     return server::serve(o);

@@ -3,8 +3,8 @@
 namespace niwa::cli {
 
 std::set<std::string> model_option_names() {
-    return {"model",       "backend",      "tp",         "threads",   "max-seqs", "step-tokens",
-            "max-context", "mem-fraction", "vram-limit", "precision", "log-level"};
+    return {"model",        "backend",    "tp",        "threads", "max-seqs",  "step-tokens", "max-context",
+            "mem-fraction", "vram-limit", "precision", "graphs",  "kv-format", "log-level"};
 }
 
 const char* model_options_help() {
@@ -18,6 +18,9 @@ const char* model_options_help() {
            "  --mem-fraction F    GPU: fill this part of each card, KV pool included (default 0.90)\n"
            "  --vram-limit GiB    GPU: plan as if each card had this much memory (e.g. 12)\n"
            "  --precision P       GPU matmuls: mixed (bf16 tensor cores, default) or fp32 (exact)\n"
+           "  --kv-format NAME    KV cache: auto (f16 on a GPU, f32 on the CPU), f32, f16, bf16;\n"
+           "                      k8v8, k4v4, k3v2 are accepted and run as auto for now\n"
+           "  --graphs on|off     GPU: replay decode steps as CUDA graphs (default on)\n"
            "  --log-level L       trace|debug|info|warn|error|off (default warn)\n";
 }
 
@@ -36,6 +39,14 @@ model::ModelConfig model_config(const Args& a) {
         c.precision = kernels::Precision::Fp32;
     else if (precision != "mixed")
         throw UsageError("--precision must be mixed or fp32, not '" + precision + "'");
+    const std::string graphs = a.str("graphs", "on");
+    if (graphs != "on" && graphs != "off")
+        throw UsageError("--graphs must be on or off, not '" + graphs + "'");
+    c.graphs = graphs == "on";
+    c.kv_format = a.str("kv-format", "auto");
+    if (!model::known_kv_format(c.kv_format))
+        throw UsageError("--kv-format must be one of auto, f32, f16, bf16, k8v8, k4v4, k3v2, not '" +
+                         c.kv_format + "'");
     if (!(c.mem_fraction > 0 && c.mem_fraction <= 1)) throw UsageError("--mem-fraction must be in (0, 1]");
     if (a.has("vram-limit") && !(c.vram_limit_gib > 0))
         throw UsageError("--vram-limit must be a size in GiB greater than 0");

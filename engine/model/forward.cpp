@@ -19,8 +19,15 @@ int StepPlan::n_logit_rows() const {
 
 RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWeights& w,
                          cache::RankCache& cache, kernels::Ops& ops, runtime::Communicator& comm,
-                         int max_tokens)
-    : hp_(hp), plan_(plan), w_(w), cache_(cache), ops_(ops), comm_(comm), max_tokens_(max_tokens) {
+                         int max_tokens, bool record_steps)
+    : hp_(hp),
+      plan_(plan),
+      w_(w),
+      cache_(cache),
+      ops_(ops),
+      comm_(comm),
+      max_tokens_(max_tokens),
+      record_steps_(record_steps && comm.world() == 1) {
     const int64_t d = hp.n_embd, D = hp.head_dim, ds = hp.ssm_d_state;
     const int64_t nh = plan.q_heads.size(), nkv = plan.kv_heads.size();
     const int64_t nk = int64_t(plan.k_heads.size()), nv = int64_t(plan.v_tiled.size());
@@ -28,7 +35,7 @@ RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWei
     qg_ = buf(2 * nh * D), q_ = buf(nh * D), k_ = buf(nkv * D), v_ = buf(nkv * D), o_ = buf(nh * D),
     or_ = buf(nh * D);
     qkv_ = buf(2 * nk * ds + nv * ds), conv_ = buf(2 * nk * ds + nv * ds), z_ = buf(nv * ds), a_ = buf(nv),
-    b_ = buf(nv), qn_ = buf(nk * ds), kn_ = buf(nk * ds), go_ = buf(nv * ds), gr_ = buf(nv * ds);
+    b_ = buf(nv), qkn_ = buf(2 * nk * ds), go_ = buf(nv * ds), gr_ = buf(nv * ds);
     fg_ = buf(plan.ffn.size()), fu_ = buf(plan.ffn.size()), fh_ = buf(plan.ffn.size());
     // Logits come out in chunks of at most kLogitRows rows: a long prefill that wants every
     // row's logits does not need a [max_tokens, vocab] buffer.
@@ -63,6 +70,7 @@ void RankForward::upload_step(const StepPlan& s) {
     ops_.upload(d_slots_, s.kv_slots.data(), n * sizeof(int32_t));
     if (s.block_tables.size() > tables_cap_) {
         if (d_tables_) ops_.free(d_tables_);
+        recordings_.clear();  // they point at the old table
         tables_cap_ = s.block_tables.size() * 2;
         d_tables_ = static_cast<int32_t*>(ops_.alloc(tables_cap_ * sizeof(int32_t)));
     }
@@ -70,6 +78,7 @@ void RankForward::upload_step(const StepPlan& s) {
         ops_.upload(d_tables_, s.block_tables.data(), s.block_tables.size() * sizeof(int32_t));
     if (s.seqs.size() > seqs_cap_) {
         if (d_seqs_) ops_.free(d_seqs_);
+        recordings_.clear();
         seqs_cap_ = s.seqs.size() * 2;
         d_seqs_ = static_cast<kernels::SeqInfo*>(ops_.alloc(seqs_cap_ * sizeof(kernels::SeqInfo)));
     }
@@ -96,6 +105,61 @@ void RankForward::all_reduce(const Tensor& t) {
 
 void RankForward::run(const StepPlan& step, float* logits) {
     upload_step(step);
+    const int64_t out = step.n_logit_rows();
+    const int64_t first_chunk = std::min(logits_.rows, out);
+    if (!run_recorded(step, first_chunk)) issue(step, first_chunk);
+    if (out == 0) return;
+    const int64_t vocab = logits_.cols;
+    ops_.download(logits, logits_.data, size_t(first_chunk * vocab) * sizeof(float));
+    // A long prefill that wants every row's logits: the other chunks.
+    const Tensor xr = first(xr_, out);
+    for (int64_t r0 = first_chunk; r0 < out; r0 += logits_.rows) {
+        const int64_t n = std::min(logits_.rows, out - r0);
+        const Tensor lg = first(logits_, n);
+        ops_.matmul(w_.output, xr.rows_view(r0, n), lg);
+        ops_.download(logits + r0 * vocab, lg.data, size_t(n * vocab) * sizeof(float));
+    }
+}
+
+bool RankForward::run_recorded(const StepPlan& step, int64_t first_chunk) {
+    if (!record_steps_ || ops_.host_memory() || step.n_tokens() == 0 || step.n_tokens() > kMaxRecordedTokens)
+        return false;
+    // The layout: everything the launches depend on besides the uploaded data.
+    std::vector<int64_t> key{step.n_tokens(), first_chunk, int64_t(ops_.launch_key(info_))};
+    for (const kernels::SeqInfo& si : step.seqs) {
+        key.push_back(si.q_start);
+        key.push_back(si.n_q);
+    }
+    for (const Range& r : step.logit_rows) {
+        key.push_back(r.begin);
+        key.push_back(r.end);
+    }
+    auto it = recordings_.find(key);
+    if (it != recordings_.end() && it->second.epoch != ops_.recording_epoch()) {
+        recordings_.erase(it);
+        it = recordings_.end();
+    }
+    if (it == recordings_.end()) {
+        if (seen_.size() >= 4096) seen_.clear();
+        if (seen_.insert(key).second) return false;  // first sight: run it directly
+        if (recordings_.size() >= 256) recordings_.clear();
+        Recorded r;
+        r.epoch = ops_.recording_epoch();
+        try {
+            r.rec = ops_.record([&] { issue(step, first_chunk); });
+        } catch (const std::exception&) {
+            r.rec = nullptr;  // not recordable (the direct run reports a real error)
+        }
+        if (ops_.recording_epoch() != r.epoch) r.rec = nullptr;  // a workspace moved while recording
+        it = recordings_.emplace(std::move(key), std::move(r)).first;
+    }
+    if (!it->second.rec) return false;
+    it->second.rec->replay();
+    ++replayed_;
+    return true;
+}
+
+void RankForward::issue(const StepPlan& step, int64_t first_chunk) {
     const int64_t T = n_tokens_;
     const Tensor x = first(x_, T), xn = first(xn_, T), y = first(y_, T);
 
@@ -103,45 +167,54 @@ void RankForward::run(const StepPlan& step, float* logits) {
     all_reduce(x);
     if (w_.embd_inverse) ops_.rotate(x, w_.embd_rot, /*signs_first=*/false, x);
 
+    // Between sublayers one residual_norm adds the sublayer's output, norms, and rotates into
+    // xr for the next matmuls (xn keeps the plain normed rows for GDN's alpha and beta).
+    const Tensor xr = first(xr_, T), none{};
     for (int il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& L = w_.layers[size_t(il)];
-        ops_.rmsnorm(x, L.attn_norm, hp_.rms_eps, xn);
+        if (il == 0) ops_.residual_norm(x, none, L.attn_norm, hp_.rms_eps, xn, input_rotation(L), xr);
         if (L.attention)
-            attention_layer(il, xn, y);
+            attention_layer(il, xr, y);
         else
-            gdn_layer(il, xn, y);
+            gdn_layer(il, xn, xr, y);
         all_reduce(y);
-        ops_.add(x, y, x);
-        ops_.rmsnorm(x, L.post_norm, hp_.rms_eps, xn);
-        ffn(il, xn, y);
+        ops_.residual_norm(x, y, L.post_norm, hp_.rms_eps, xn, L.ffn_in_rot, xr);
+        ffn(il, xr, y);
         all_reduce(y);
-        ops_.add(x, y, x);
+        if (il + 1 < hp_.n_layer) {
+            const LayerWeights& next = w_.layers[size_t(il) + 1];
+            ops_.residual_norm(x, y, next.attn_norm, hp_.rms_eps, xn, input_rotation(next), xr);
+        } else {
+            ops_.add(x, y, x);
+        }
     }
 
-    // Final norm on the rows that need logits, gathered to the front of xn.
+    // Final norm on the rows that need logits, gathered to the front of xn; adjacent runs
+    // (a decode batch's one row per sequence) in one call.
     int64_t out = 0;
-    for (const Range& r : step.logit_rows) {
-        ops_.rmsnorm(x.rows_view(r.begin, r.size()), w_.output_norm, hp_.rms_eps,
-                     xn_.rows_view(out, r.size()));
-        out += r.size();
+    for (size_t i = 0; i < step.logit_rows.size();) {
+        const int64_t begin = step.logit_rows[i].begin;
+        int64_t end = step.logit_rows[i].end;
+        for (++i; i < step.logit_rows.size() && step.logit_rows[i].begin == end; ++i)
+            end = step.logit_rows[i].end;
+        ops_.rmsnorm(x.rows_view(begin, end - begin), w_.output_norm, hp_.rms_eps,
+                     xn_.rows_view(out, end - begin));
+        out += end - begin;
     }
     if (out == 0) return;
-    const Tensor xo = first(xn_, out), xr = first(xr_, out);
-    ops_.rotate(xo, w_.output_rot, /*signs_first=*/true, xr);
-    for (int64_t r0 = 0; r0 < out; r0 += logits_.rows) {
-        const int64_t n = std::min(logits_.rows, out - r0);
-        const Tensor lg = first(logits_, n);
-        ops_.matmul(w_.output, xr.rows_view(r0, n), lg);
-        ops_.download(logits + r0 * lg.cols, lg.data, size_t(n * lg.cols) * sizeof(float));
-    }
+    const Tensor xo = first(xn_, out), xro = first(xr_, out);
+    ops_.rotate(xo, w_.output_rot, /*signs_first=*/true, xro);
+    ops_.matmul(w_.output, xro.rows_view(0, first_chunk), first(logits_, first_chunk));
 }
 
-void RankForward::attention_layer(int il, const Tensor& xn, const Tensor& y) {
+const kernels::Rotation& RankForward::input_rotation(const LayerWeights& L) {
+    return L.attention ? L.attn.in_rot : L.gdn.in_rot;
+}
+
+void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
     const AttentionWeights& A = w_.layers[size_t(il)].attn;
     const int64_t T = n_tokens_, D = hp_.head_dim;
     const int64_t nh = plan_.q_heads.size(), nkv = plan_.kv_heads.size();
-    const Tensor xr = first(xr_, T);
-    ops_.rotate(xn, A.in_rot, true, xr);
     const Tensor qg = first(qg_, T), k = first(k_, T), v = first(v_, T);
     ops_.matmul(A.q, xr, qg);
     ops_.matmul(A.k, xr, k);
@@ -166,12 +239,10 @@ void RankForward::attention_layer(int il, const Tensor& xn, const Tensor& y) {
     ops_.matmul(A.out, orot, y);
 }
 
-void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& y) {
+void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Tensor& y) {
     const GdnWeights& G = w_.layers[size_t(il)].gdn;
     const int64_t T = n_tokens_, ds = hp_.ssm_d_state;
     const int64_t nk = int64_t(plan_.k_heads.size()), nv = int64_t(plan_.v_tiled.size());
-    const Tensor xr = first(xr_, T);
-    ops_.rotate(xn, G.in_rot, true, xr);
     const Tensor qkv = first(qkv_, T), conv = first(conv_, T), z = first(z_, T), a = first(a_, T),
                  b = first(b_, T);
     ops_.matmul(G.qkv, xr, qkv);
@@ -180,11 +251,11 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& y) {
     ops_.matmul(G.beta, xn, b);
     const kernels::GdnState& st = cache_.state[size_t(il)];
     ops_.conv1d_silu(qkv, G.conv, hp_.ssm_conv_kernel, st, info_, conv);
-    const Tensor qn = first(qn_, T), kn = first(kn_, T);
-    for (int64_t h = 0; h < nk; ++h) {
-        ops_.l2norm(conv.cols_view(h * ds, ds), 1e-6f, qn.cols_view(h * ds, ds));
-        ops_.l2norm(conv.cols_view((nk + h) * ds, ds), 1e-6f, kn.cols_view(h * ds, ds));
-    }
+    // q and k heads in one call: conv's first 2 nk heads of each row, normalised per head into
+    // qkn viewed as one head per row.
+    const Tensor qkn = first(qkn_, T);
+    ops_.l2norm(conv.cols_view(0, 2 * nk * ds), 1e-6f, Tensor{qkn.data, qkn.type, T * 2 * nk, ds, ds});
+    const Tensor qn = qkn.cols_view(0, nk * ds), kn = qkn.cols_view(nk * ds, nk * ds);
     ops_.gdn_gates(a, b, G.a, G.dt_bias);
     const Tensor o = first(go_, T);
     ops_.gated_delta_rule(qn, kn, conv.cols_view(2 * nk * ds, nv * ds), a, b, plan_.v_key.data(), int(ds),
@@ -197,11 +268,10 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& y) {
     ops_.matmul(G.out, orot, y);
 }
 
-void RankForward::ffn(int il, const Tensor& xn, const Tensor& y) {
+void RankForward::ffn(int il, const Tensor& xr, const Tensor& y) {
     const LayerWeights& L = w_.layers[size_t(il)];
     const int64_t T = n_tokens_;
-    const Tensor xr = first(xr_, T), g = first(fg_, T), u = first(fu_, T), h = first(fh_, T);
-    ops_.rotate(xn, L.ffn_in_rot, true, xr);
+    const Tensor g = first(fg_, T), u = first(fu_, T), h = first(fh_, T);
     ops_.matmul(L.ffn_gate, xr, g);
     ops_.matmul(L.ffn_up, xr, u);
     ops_.swiglu(g, u, h);

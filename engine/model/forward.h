@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "engine/cache/rank_cache.h"
@@ -31,20 +33,34 @@ struct StepPlan {
 class RankForward {
 public:
     RankForward(const HParams& hp, const ShardPlan& plan, const RankWeights& w, cache::RankCache& cache,
-                kernels::Ops& ops, runtime::Communicator& comm, int max_tokens);
+                kernels::Ops& ops, runtime::Communicator& comm, int max_tokens, bool record_steps = true);
     ~RankForward();
     RankForward(const RankForward&) = delete;
     RankForward& operator=(const RankForward&) = delete;
 
     // Runs the step; writes this rank's logits [n_logit_rows, plan.vocab.size()] to host memory.
+    // A step of at most kMaxRecordedTokens tokens on one rank whose layout (rows per sequence,
+    // logit rows, the backend's launch key) was seen before is replayed from a recording of
+    // its launches (CUDA graphs) instead of issuing every op again.
     void run(const StepPlan& step, float* logits);
+    static constexpr int kMaxRecordedTokens = 32;
+    // Steps run from a recording so far (tests and stats).
+    int64_t replayed_steps() const { return replayed_; }
 
 private:
     kernels::Tensor buf(int64_t cols, int64_t rows = 0);
     void upload_step(const StepPlan& step);
-    void attention_layer(int il, const kernels::Tensor& xn, const kernels::Tensor& y);
-    void gdn_layer(int il, const kernels::Tensor& xn, const kernels::Tensor& y);
-    void ffn(int il, const kernels::Tensor& xn, const kernels::Tensor& y);
+    // Everything up to this rank's first logits chunk: embedding, layers, final norm, output
+    // rotation, and the output matmul of rows [0, first_chunk).
+    void issue(const StepPlan& step, int64_t first_chunk);
+    // Runs issue() from a recording when the step's layout allows it; false: not recordable.
+    bool run_recorded(const StepPlan& step, int64_t first_chunk);
+    // A sublayer reads the normed rows rotated for its weights (xr; GDN also the plain ones,
+    // xn) and writes its output to y.
+    static const kernels::Rotation& input_rotation(const LayerWeights& L);
+    void attention_layer(int il, const kernels::Tensor& xr, const kernels::Tensor& y);
+    void gdn_layer(int il, const kernels::Tensor& xn, const kernels::Tensor& xr, const kernels::Tensor& y);
+    void ffn(int il, const kernels::Tensor& xr, const kernels::Tensor& y);
     void all_reduce(const kernels::Tensor& t);
     // rows [0, n) of a scratch tensor
     static kernels::Tensor first(const kernels::Tensor& t, int64_t n) { return t.rows_view(0, n); }
@@ -60,9 +76,9 @@ private:
 
     // Scratch activations, max_tokens rows each.
     kernels::Tensor x_, xn_, xr_, y_;
-    kernels::Tensor qg_, q_, k_, v_, o_, or_;                     // attention
-    kernels::Tensor qkv_, conv_, z_, a_, b_, qn_, kn_, go_, gr_;  // GDN
-    kernels::Tensor fg_, fu_, fh_;                                // FFN
+    kernels::Tensor qg_, q_, k_, v_, o_, or_;                 // attention
+    kernels::Tensor qkv_, conv_, z_, a_, b_, qkn_, go_, gr_;  // GDN
+    kernels::Tensor fg_, fu_, fh_;                            // FFN
     kernels::Tensor logits_;
     // Step metadata in backend memory.
     int32_t* d_tokens_ = nullptr;
@@ -76,6 +92,17 @@ private:
     std::vector<kernels::SeqInfo> host_seqs_;
     std::vector<float> staging_;  // host copy for all-reduces of device tensors
     int n_tokens_ = 0;
+
+    // Recordings by step layout; a layout is recorded the second time it is seen (the first
+    // run grows the backend's workspaces, which must not move inside a recording).
+    struct Recorded {
+        std::unique_ptr<kernels::Ops::Recording> rec;  // nullptr: this layout does not record
+        uint64_t epoch = 0;
+    };
+    bool record_steps_;
+    std::map<std::vector<int64_t>, Recorded> recordings_;
+    std::set<std::vector<int64_t>> seen_;
+    int64_t replayed_ = 0;
 };
 
 }  // namespace niwa::model

@@ -42,12 +42,41 @@ std::unique_ptr<kernels::Ops> make_ops(const ModelConfig& cfg, int device, int t
     return kernels::make_cuda_ops(device, cfg.precision);
 }
 
+// The KV pool's element type: fp16 on a GPU in mixed precision (half the bytes attention
+// reads, twice the tokens), fp32 for the exactness path and on the CPU (the oracle).
+kernels::DType kv_type_of(const ModelConfig& cfg) {
+    if (!known_kv_format(cfg.kv_format))
+        throw std::runtime_error("KV format '" + cfg.kv_format +
+                                 "': use auto, f32, f16, bf16, k8v8, k4v4 or k3v2");
+    if (cfg.kv_format == "f32") return kernels::DType::F32;
+    if (cfg.kv_format == "f16" || cfg.kv_format == "bf16") {
+        if (cfg.backend != "cuda")
+            throw std::runtime_error("--kv-format " + cfg.kv_format +
+                                     " needs --backend cuda; the CPU backend keeps KV in f32");
+        return cfg.kv_format == "f16" ? kernels::DType::F16 : kernels::DType::BF16;
+    }
+    const bool gpu_mixed = cfg.backend == "cuda" && cfg.precision == kernels::Precision::Mixed;
+    return gpu_mixed ? kernels::DType::F16 : kernels::DType::F32;
+}
+
 constexpr size_t kGiB = size_t(1) << 30;
 // Kept free on a GPU after planning: the CUDA context's growth, kernel workspaces that grow
 // on first use (attention partials, matmul tiles), the driver's own allocations.
 constexpr size_t kGpuReserve = size_t(768) << 20;
 
 }  // namespace
+
+bool known_kv_format(const std::string& name) {
+    return kv_format_implemented(name) || name == "k8v8" || name == "k4v4" || name == "k3v2";
+}
+
+bool kv_format_implemented(const std::string& name) {
+    return name == "auto" || name == "f32" || name == "f16" || name == "bf16";
+}
+
+std::string kv_format_name(kernels::DType t) {
+    return t == kernels::DType::F16 ? "f16" : t == kernels::DType::BF16 ? "bf16" : "f32";
+}
 
 Model::Model(gguf::Reader file, const ModelConfig& cfg) : file_(std::move(file)), cfg_(cfg) {}
 
@@ -65,6 +94,7 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     const HParams& hp = m->hp_;
     m->shape_.block_tokens = cfg.block_tokens;
     m->shape_.n_slots = cfg.max_seqs;
+    m->shape_.kv_type = kv_type_of(cfg);
     m->shape_.n_blocks = cfg.kv_blocks > 0
                              ? cfg.kv_blocks
                              : cfg.max_seqs * ((cfg.max_context + cfg.block_tokens - 1) / cfg.block_tokens);
@@ -75,7 +105,7 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     const auto build = [&](Rank& rank, int r, const cache::CacheShape& shape) {
         rank.cache = std::make_unique<cache::RankCache>(hp, rank.plan, shape, *rank.ops);
         rank.forward = std::make_unique<RankForward>(hp, rank.plan, *rank.weights, *rank.cache, *rank.ops,
-                                                     m->group_->rank(r), cfg.max_step_tokens);
+                                                     m->group_->rank(r), cfg.max_step_tokens, cfg.graphs);
     };
     m->memory_.ranks.resize(size_t(cfg.tp));
     m->memory_.block_tokens = cfg.block_tokens;
@@ -105,7 +135,9 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
         int64_t fit = INT64_MAX;
         for (int r = 0; r < cfg.tp; ++r) {
             Rank& rank = *m->ranks_[size_t(r)];
-            build(rank, r, {1, cfg.block_tokens, cfg.max_seqs});  // state, scratch, one KV block: measured
+            build(rank, r,
+                  {1, cfg.block_tokens, cfg.max_seqs,
+                   m->shape_.kv_type});  // state, scratch, one KV block: measured
             rank.ops->synchronize();
             const kernels::Ops::MemoryInfo now = rank.ops->memory_info();
             const size_t card =
@@ -165,10 +197,14 @@ std::vector<float> Model::step(const StepPlan& step) {
         throw std::runtime_error("a step carries 1.." + std::to_string(cfg_.max_step_tokens) +
                                  " tokens, got " + std::to_string(step.n_tokens()));
     const int rows = step.n_logit_rows();
+    const size_t vocab = size_t(hp_.n_vocab);
+    if (ranks_.size() == 1) {  // the whole vocabulary: straight into the result
+        std::vector<float> out(size_t(rows) * vocab);
+        ranks_[0]->forward->run(step, out.data());
+        return out;
+    }
     for (auto& r : ranks_) r->logits.resize(size_t(rows) * size_t(r->plan.vocab.size()));
-    if (ranks_.size() == 1) {
-        ranks_[0]->forward->run(step, ranks_[0]->logits.data());
-    } else {
+    {
         std::vector<std::thread> threads;
         for (size_t r = 1; r < ranks_.size(); ++r)
             threads.emplace_back([&, r] { ranks_[r]->forward->run(step, ranks_[r]->logits.data()); });
@@ -176,7 +212,6 @@ std::vector<float> Model::step(const StepPlan& step) {
         for (auto& t : threads) t.join();
     }
     // Each rank holds a slice of the vocabulary: interleave them into full rows.
-    const size_t vocab = size_t(hp_.n_vocab);
     std::vector<float> out(size_t(rows) * vocab);
     for (auto& r : ranks_) {
         const size_t n = size_t(r->plan.vocab.size());
@@ -185,6 +220,10 @@ std::vector<float> Model::step(const StepPlan& step) {
                         n * sizeof(float));
     }
     return out;
+}
+
+int64_t Model::replayed_steps() const {
+    return ranks_.empty() ? 0 : ranks_[0]->forward->replayed_steps();
 }
 
 void Model::clear_slot(int slot) {

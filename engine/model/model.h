@@ -30,7 +30,18 @@ struct ModelConfig {
     kernels::Precision precision = kernels::Precision::Mixed;
     double mem_fraction = 0.90;
     double vram_limit_gib = 0.0;
+    // Record small steps' launches once and replay them (CUDA graphs; see RankForward::run).
+    bool graphs = true;
+    // KV pool format: auto (f16 on a GPU in mixed precision, else f32), f32, f16, bf16; the
+    // quantized k8v8, k4v4, k3v2 are accepted and run as auto until they exist.
+    std::string kv_format = "auto";
 };
+
+bool known_kv_format(const std::string& name);
+// Whether a --kv-format name is carried out as named (the quantized ones are not yet).
+bool kv_format_implemented(const std::string& name);
+// The --kv-format name of a pool element type ("f32", "f16", "bf16").
+std::string kv_format_name(kernels::DType t);
 
 // What the memory planner decided, per rank (one GPU each): bytes by use.
 struct MemoryPlan {
@@ -56,10 +67,13 @@ public:
     const gguf::Reader& file() const { return file_; }
     const ModelConfig& config() const { return cfg_; }
     int kv_blocks() const { return shape_.n_blocks; }
+    kernels::DType kv_type() const { return shape_.kv_type; }
     const MemoryPlan& memory() const { return memory_; }
 
     // Runs one step on every rank; returns logits [step.n_logit_rows(), n_vocab] (host).
     std::vector<float> step(const StepPlan& step);
+    // Steps rank 0 ran from a recording of their launches (ModelConfig::graphs).
+    int64_t replayed_steps() const;
     // Zeroes a state slot before a new sequence uses it.
     void clear_slot(int slot);
 

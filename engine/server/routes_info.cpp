@@ -50,7 +50,7 @@ ojson stats(ServerContext& ctx, const Loaded& loaded) {
     info.model = ctx.options.served_model_name;
     info.backend = ctx.options.model.backend;
     info.tp = ctx.options.model.tp;
-    info.kv_format = "f32";  // the only KV format so far, whatever --kv-format says
+    info.kv_format = model::kv_format_name(loaded.model->kv_type());
     info.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.started).count();
     for (const model::MemoryPlan::Rank& r : loaded.model->memory().ranks) {
         if (r.device < 0) continue;

@@ -29,7 +29,6 @@ struct ServerOptions {
     std::string api_keys_file;
     bool allow_unauthenticated = false;
     std::string chat_template_file;  // empty: the model file's template
-    std::string kv_format = "auto";  // accepted; the KV cache is f32 for now
 };
 
 // The model, its text side and the engine, built by the loader; immutable once published.

@@ -8,11 +8,13 @@
 namespace niwa::gui {
 
 double kvBitsPerElement(const QString& format, bool value) {
-    if (format == QLatin1String("f16") || format == QLatin1String("bf16")) return 16;
+    if (format == QLatin1String("f16") || format == QLatin1String("bf16") ||
+        format == QLatin1String("auto") || format.isEmpty())
+        return 16;
     if (format == QLatin1String("k8v8")) return 8;
     if (format == QLatin1String("k4v4")) return 4;
     if (format == QLatin1String("k3v2")) return value ? 2 : 3;
-    return 32;  // f32, and auto (the engine's KV cache is f32 for now)
+    return 32;  // f32
 }
 
 double kvBytesPerToken(const ModelGeometry& m, const QString& format) {

@@ -49,7 +49,7 @@ struct CapacityEstimate {
 };
 
 // Bits per K element and per V element of a KV format (engine's --kv-format names; "auto" is
-// the engine's current default, f32). Quantized formats add one fp16 scale per head vector.
+// the engine's default on a GPU, f16). Quantized formats add one fp16 scale per head vector.
 double kvBitsPerElement(const QString& format, bool value);
 double kvBytesPerToken(const ModelGeometry& m, const QString& format);
 qint64 stateBytesPerSequence(const ModelGeometry& m);

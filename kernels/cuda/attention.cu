@@ -20,7 +20,7 @@ constexpr int kDecodeMaxQ = 4;
 // Split-K aims at this many blocks per SM, with at least kMinSplitTokens tokens a split.
 constexpr int kDecodeBlocksPerSm = 8;
 constexpr int kMinSplitTokens = 64;
-constexpr int kMaxSplits = 64;  // the combine pass reads every split serially
+constexpr int kMaxSplits = 64;  // the combine pass weighs at most 64 splits (one warp, two each)
 
 template <typename T>
 __device__ __forceinline__ T from_f32(float x);
@@ -87,25 +87,37 @@ HeadGroups make_groups(const int32_t* kv_of_q, int64_t n_heads, int n_kv) {
     return g;
 }
 
+// The most splits the step's decode rows may use: their longest context in units of
+// kMinSplitTokens, rounded down to a power of two. Launches depend on this bucket, not on the
+// exact lengths (the kernels read those from the device), so a recorded step stays valid for
+// the next ones until the bucket changes.
+int64_t decode_split_cap(const StepInfo& step) {
+    int max_ctx = 0;
+    for (int s = 0; s < step.n_seqs; ++s) {
+        const SeqInfo& si = step.host_seqs[s];
+        if (si.n_q > 0 && si.n_q <= kDecodeMaxQ) max_ctx = std::max(max_ctx, si.pos0 + si.n_q);
+    }
+    if (max_ctx == 0) return 0;
+    int64_t units = (max_ctx + kMinSplitTokens - 1) / kMinSplitTokens, cap = 1;
+    while (cap * 2 <= units) cap *= 2;
+    return cap;
+}
+
 template <typename T>
 void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
-                const std::vector<std::pair<int, int>>& rows, const std::vector<int>& ctx, int64_t n_heads,
-                int d) {
+                const std::vector<std::pair<int, int>>& rows, int64_t split_cap, int64_t n_heads, int d) {
     for (size_t first = 0; first < rows.size(); first += kMaxDecodeEntries) {
         const size_t n = std::min(rows.size() - first, size_t(kMaxDecodeEntries));
         DecodeEntries e;
         e.n = int(n);
-        int max_ctx = 1;
         for (size_t i = 0; i < n; ++i) {
             e.seq[i] = rows[first + i].first;
             e.row[i] = rows[first + i].second;
-            max_ctx = std::max(max_ctx, ctx[first + i]);
         }
         const int64_t blocks = int64_t(n) * g.n;
         const int64_t want =
             (int64_t(kDecodeBlocksPerSm) * ops.props().multiProcessorCount + blocks - 1) / blocks;
-        const int64_t most = (max_ctx + kMinSplitTokens - 1) / kMinSplitTokens;
-        e.n_splits = int(std::max<int64_t>(1, std::min({want, most, int64_t(kMaxSplits)})));
+        e.n_splits = int(std::max<int64_t>(1, std::min({want, split_cap, int64_t(kMaxSplits)})));
         Partials p;
         p.n_q_heads = int(n_heads);
         if (e.n_splits > 1) {
@@ -144,9 +156,8 @@ template <typename T>
 void run_attention(CudaOps& ops, const AttnArgs& a, const HeadGroups& g, const StepInfo& step,
                    int64_t n_heads, int d) {
     thread_local std::vector<std::pair<int, int>> decode_rows;
-    thread_local std::vector<int> decode_ctx, prefill;
+    thread_local std::vector<int> prefill;
     decode_rows.clear();
-    decode_ctx.clear();
     prefill.clear();
     for (int s = 0; s < step.n_seqs; ++s) {
         const SeqInfo& si = step.host_seqs[s];
@@ -155,16 +166,17 @@ void run_attention(CudaOps& ops, const AttnArgs& a, const HeadGroups& g, const S
             prefill.push_back(s);
             continue;
         }
-        for (int i = 0; i < si.n_q; ++i) {
-            decode_rows.emplace_back(s, i);
-            decode_ctx.push_back(si.pos0 + i + 1);
-        }
+        for (int i = 0; i < si.n_q; ++i) decode_rows.emplace_back(s, i);
     }
-    if (!decode_rows.empty()) run_decode<T>(ops, a, g, decode_rows, decode_ctx, n_heads, d);
+    if (!decode_rows.empty()) run_decode<T>(ops, a, g, decode_rows, decode_split_cap(step), n_heads, d);
     if (!prefill.empty()) run_prefill<T>(ops, a, g, prefill, step.host_seqs, d);
 }
 
 }  // namespace
+
+uint64_t CudaOps::launch_key(const StepInfo& step) const {
+    return step.host_seqs ? uint64_t(decode_split_cap(step)) : 0;
+}
 
 void CudaOps::kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) {
     check_pool(kv, "kv_store");

@@ -169,24 +169,46 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// One block per (query head, entry), one thread per output element.
+// One block per (query head, entry), one thread per output element. The splits' weights
+// exp(m_s - max) are computed once, in parallel, into shared memory (at most kMaxSplits).
+constexpr int kMaxCombineSplits = 64;
+
 __global__ void combine_kernel(AttnArgs a, DecodeEntries e, Partials p, int d) {
+    __shared__ float f_s[kMaxCombineSplits];
+    __shared__ float total;
     const int head = blockIdx.x, entry = blockIdx.y, c = threadIdx.x;
     const SeqInfo si = a.seqs[e.seq[entry]];
     const int64_t row = si.q_start + e.row[entry];
     const int64_t base = int64_t(entry) * e.n_splits * p.n_q_heads + head;
-    float mx = -INFINITY;
-    for (int s = 0; s < e.n_splits; ++s) mx = fmaxf(mx, p.ml[2 * (base + int64_t(s) * p.n_q_heads)]);
-    float sum = 0.0f, val = 0.0f;
-    for (int s = 0; s < e.n_splits; ++s) {
-        const int64_t pi = base + int64_t(s) * p.n_q_heads;
-        const float ms = p.ml[2 * pi];
-        if (ms == -INFINITY) continue;  // a split past the row's tokens
-        const float f = expf(ms - mx);
-        sum += p.ml[2 * pi + 1] * f;
-        val += p.acc[pi * d + c] * f;
+    if (c < 32) {  // one warp: the max and the weighted sum of l over the splits
+        float m[2], l[2];
+        float mx = -INFINITY;
+        for (int i = 0; i < 2; ++i) {
+            const int s = c + 32 * i;
+            const int64_t pi = base + int64_t(s) * p.n_q_heads;
+            m[i] = s < e.n_splits ? p.ml[2 * pi] : -INFINITY;
+            l[i] = s < e.n_splits ? p.ml[2 * pi + 1] : 0.0f;
+            mx = fmaxf(mx, m[i]);
+        }
+        for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+        float sum = 0.0f;
+        for (int i = 0; i < 2; ++i) {
+            const int s = c + 32 * i;
+            const float f = m[i] == -INFINITY ? 0.0f : expf(m[i] - mx);  // a split past the row's tokens: 0
+            if (s < kMaxCombineSplits) f_s[s] = f;
+            sum += l[i] * f;
+        }
+        for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        if (c == 0) total = sum;
     }
-    a.out[row * a.out_ld + int64_t(head) * d + c] = val / sum;
+    __syncthreads();
+    float val = 0.0f;
+#pragma unroll 8
+    for (int s = 0; s < e.n_splits; ++s) {
+        const float f = f_s[s];
+        if (f != 0.0f) val += p.acc[(base + int64_t(s) * p.n_q_heads) * d + c] * f;
+    }
+    a.out[row * a.out_ld + int64_t(head) * d + c] = val / total;
 }
 
 template <typename T, int D>

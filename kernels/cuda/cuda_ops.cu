@@ -114,8 +114,54 @@ void* CudaOps::workspace(Workspace id, size_t bytes) {
         }
         b.p = alloc(bytes);
         b.bytes = bytes;
+        ++epoch_;
     }
     return b.p;
+}
+
+namespace {
+
+class GraphRecording final : public Ops::Recording {
+public:
+    GraphRecording(cudaGraphExec_t exec, cudaStream_t stream, int device)
+        : exec_(exec), stream_(stream), device_(device) {}
+    ~GraphRecording() override {
+        cudaSetDevice(device_);
+        cudaGraphExecDestroy(exec_);
+    }
+    void replay() override { NIWA_CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
+
+private:
+    cudaGraphExec_t exec_;
+    cudaStream_t stream_;
+    int device_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ops::Recording> CudaOps::record(const std::function<void()>& issue) {
+    NIWA_CUDA_CHECK(cudaSetDevice(device_));
+    NIWA_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+        issue();
+    } catch (...) {
+        // End the capture whatever went wrong, so the stream is usable again.
+        if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+        cudaGetLastError();
+        throw;
+    }
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    if (ended != cudaSuccess) {
+        cudaGetLastError();
+        if (graph) cudaGraphDestroy(graph);
+        NIWA_CUDA_CHECK(ended);
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    NIWA_CUDA_CHECK(made);
+    return std::make_unique<GraphRecording>(exec, stream_, device_);
 }
 
 }  // namespace cuda

@@ -50,6 +50,8 @@ public:
     void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) override;
     void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) override;
     void rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) override;
+    void residual_norm(const Tensor& x, const Tensor& y, const float* w, float eps, const Tensor& xn,
+                       const Rotation& r, const Tensor& xr) override;
     void l2norm(const Tensor& x, float eps, const Tensor& y) override;
     void add(const Tensor& a, const Tensor& b, const Tensor& y) override;
     void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) override;
@@ -70,6 +72,10 @@ public:
 
     void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) override;
 
+    std::unique_ptr<Recording> record(const std::function<void()>& issue) override;
+    uint64_t recording_epoch() const override { return epoch_; }
+    uint64_t launch_key(const StepInfo& step) const override;
+
     // Scratch device memory for op `id` (one Workspace value per user), grown on demand and
     // kept: after a warm-up step no op allocates. Valid until the next call with the same id.
     enum class Workspace { Matmul, Rotate, Attention, GatedDeltaRule, Sample, Count };
@@ -88,6 +94,7 @@ private:
     mutable std::mutex mu_;
     std::unordered_map<void*, size_t> sizes_;  // live allocations
     size_t allocated_ = 0;
+    uint64_t epoch_ = 0;  // bumped whenever a workspace moves
 };
 
 // Argument checks for the op files (kernels/op_checks.h, naming this backend).

@@ -5,6 +5,7 @@
 // fp32 decode (n <= 32): one warp per output row reads the row once for every row of x; a
 // lane takes four consecutive inputs of each 128-wide chunk (one PQ2_0 byte), and ternary
 // blocks sum x where the code is +1 minus where it is -1 before one multiply by the scale.
+// Few output rows (< 1024): a block per row splits the inputs over its threads.
 // fp32 prefill: 64 x 64 output tiles, both operands staged in shared memory as fp32.
 #include <algorithm>
 #include <string>
@@ -103,6 +104,65 @@ __global__ void __launch_bounds__(kRowwiseWarps * 32) matmul_rowwise_kernel(Matm
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
         if (lane == 0) a.y[r * a.ldy + o] = v;
+    }
+}
+
+// Few output rows (GDN's alpha and beta: one per value head): a whole block per row, its
+// threads splitting the inputs, so the work spreads over the GPU instead of a few warps.
+constexpr int kSmallOutThreads = 256;
+constexpr int64_t kSmallOutRows = 1024;  // below this many rows a warp per row leaves SMs idle
+
+template <DType T, int NR>
+__global__ void __launch_bounds__(kSmallOutThreads) matmul_smallout_kernel(MatmulArgs a, int nr) {
+    __shared__ float partial[kSmallOutThreads / 32][NR];
+    const int64_t o = blockIdx.x;
+    const uint8_t* row = a.w + static_cast<size_t>(o) * a.stride;
+    float acc[NR];
+#pragma unroll
+    for (int r = 0; r < NR; ++r) acc[r] = 0.0f;
+    for (int64_t k = 4 * static_cast<int64_t>(threadIdx.x); k < a.in; k += 4 * kSmallOutThreads) {
+        float wv[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wv[j] = k + j < a.in ? weight_at<T>(row, k + j) : 0.0f;
+#pragma unroll
+        for (int r = 0; r < NR; ++r) {
+            if (r >= nr) break;
+            const float* xr = a.x + r * a.ldx + k;
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (k + j < a.in) acc[r] += wv[j] * xr[j];
+        }
+    }
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+        float v = acc[r];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (lane == 0) partial[warp][r] = v;
+    }
+    __syncthreads();
+    for (int r = threadIdx.x; r < nr; r += kSmallOutThreads) {
+        float v = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kSmallOutThreads / 32; ++w) v += partial[w][r];
+        a.y[r * a.ldy + o] = v;
+    }
+}
+
+template <DType T>
+void launch_smallout(cudaStream_t stream, const MatmulArgs& a) {
+    for (int64_t r0 = 0; r0 < a.n; r0 += kDecodeMaxRows) {
+        MatmulArgs pass = a;
+        pass.x = a.x + r0 * a.ldx;
+        pass.y = a.y + r0 * a.ldy;
+        const int nr = static_cast<int>(std::min<int64_t>(kDecodeMaxRows, a.n - r0));
+        const dim3 grid(static_cast<unsigned>(a.out));
+        if (nr <= 8)
+            matmul_smallout_kernel<T, 8><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
+        else
+            matmul_smallout_kernel<T, 32><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
+        NIWA_CUDA_LAUNCHED("matmul_smallout_kernel");
     }
 }
 
@@ -215,7 +275,9 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     if (mixed && a.n > kDecodeMaxRows) return launch_mma_prefill(*this, a);
     with_weight_type(a.type, [&](auto tag) {
         constexpr DType T = decltype(tag)::value;
-        if (a.n <= kDecodeMaxRows)
+        if (a.n <= kDecodeMaxRows && a.out < kSmallOutRows)
+            launch_smallout<T>(stream_, a);
+        else if (a.n <= kDecodeMaxRows)
             launch_rowwise<T>(stream_, a);
         else
             launch_fp32_tiled<T>(stream_, a);

@@ -17,7 +17,7 @@ private slots:
         const ModelGeometry m = ModelGeometry::bonsai27b();
         // 16 layers × 4 KV heads × (256 K + 256 V) elements.
         QCOMPARE(kvBytesPerToken(m, QStringLiteral("f32")), 16.0 * 4 * 512 * 4);
-        QCOMPARE(kvBytesPerToken(m, QStringLiteral("auto")), 16.0 * 4 * 512 * 4);
+        QCOMPARE(kvBytesPerToken(m, QStringLiteral("auto")), 16.0 * 4 * 512 * 2);
         QCOMPARE(kvBytesPerToken(m, QStringLiteral("f16")), 65536.0);
         QCOMPARE(kvBytesPerToken(m, QStringLiteral("bf16")), 65536.0);
         // k3v2: 96 + 64 bytes and two fp16 scales per head.

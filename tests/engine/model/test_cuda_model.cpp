@@ -122,6 +122,49 @@ private slots:
         }
     }
 
+    // Decode steps replayed from CUDA graphs give the very logits of issuing every op: a batch
+    // whose contexts cross split buckets (64, 128, 256 tokens), a sequence leaving and one
+    // joining (new layouts), block tables growing (recordings dropped).
+    void recordedStepsEqualDirect() {
+        std::vector<std::vector<float>> runs[2];
+        int64_t replayed[2] = {};
+        for (int graphs = 0; graphs < 2; ++graphs) {
+            model::ModelConfig c = config("cuda", kernels::Precision::Mixed);
+            c.graphs = graphs == 1;
+            auto m = model::Model::open(tiny_, c);
+            model::Sequences s(*m);
+            std::vector<int> ids;
+            std::vector<model::Sequences::Input> batch;
+            const int lengths[] = {50, 100, 20};
+            for (int i = 0; i < 3; ++i) {
+                ids.push_back(s.add());
+                batch.push_back({ids.back(), random_tokens(lengths[i], uint32_t(30 + i))});
+            }
+            runs[graphs] = s.feed(batch);
+            std::mt19937 rng(5);
+            for (int step = 0; step < 180; ++step) {
+                if (step == 60) {  // one leaves, one joins with a short prompt
+                    s.remove(ids[1]);
+                    ids[1] = s.add();
+                    const auto r = s.feed({{ids[1], random_tokens(7, 40)}});
+                    runs[graphs].insert(runs[graphs].end(), r.begin(), r.end());
+                }
+                std::vector<model::Sequences::Input> next;
+                for (int id : ids) next.push_back({id, {int32_t(rng() % 1000)}});
+                const auto r = s.feed(next);
+                runs[graphs].insert(runs[graphs].end(), r.begin(), r.end());
+            }
+            replayed[graphs] = m->replayed_steps();
+        }
+        qInfo("replayed %lld of 180 decode steps", static_cast<long long>(replayed[1]));
+        QCOMPARE(replayed[0], int64_t(0));
+        QVERIFY2(replayed[1] >= 150, qPrintable(QString("only %1 steps replayed").arg(replayed[1])));
+        QCOMPARE(runs[1].size(), runs[0].size());
+        for (size_t i = 0; i < runs[0].size(); ++i)
+            QVERIFY2(runs[1][i] == runs[0][i],
+                     qPrintable(QString("logits set %1 differs when replayed").arg(i)));
+    }
+
     void twoRanksEqualOne() {
         const auto tokens = random_tokens(40, 17);
         const auto one = prefill(tiny_, tokens, config("cuda"));

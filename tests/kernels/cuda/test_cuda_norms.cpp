@@ -1,5 +1,5 @@
-// The CUDA rmsnorm and l2norm against the CPU oracle: whole rows, per-head views (a [n, H*D]
-// input normalised into [n*H, D]), strided column views, in place, without a weight.
+// The CUDA rmsnorm, residual_norm and l2norm against the CPU oracle: whole rows, per-head views
+// (a [n, H*D] input normalised into [n*H, D]), strided column views, in place, without a weight.
 #include "tests/kernels/cuda/cuda_test_util.h"
 
 #include <QtTest>
@@ -59,6 +59,40 @@ private slots:
         b.cpu->rmsnorm(want3.t, nullptr, 1e-6f, want3.t);
         b.gpu->rmsnorm(dx.t, nullptr, 1e-6f, dx.t);
         QVERIFY(tensor_error(dx.download(), want3) <= 1e-5);
+    }
+
+    // The fused residual add + rmsnorm + input Hadamard against the CPU's add, rmsnorm, rotate.
+    void residualNorm() {
+        Backends b;
+        std::mt19937 rng(603);
+        const int64_t cols = 5120;
+        const auto w = random_vector(rng, cols, 0.5f, 1.5f);
+        auto signs = random_vector(rng, cols, -1.0f, 1.0f);
+        for (float& s : signs) s = s < 0 ? -1.0f : 1.0f;
+        const DeviceBytes dw(*b.gpu, w), dsigns(*b.gpu, signs);
+        for (int64_t n : {1, 5, 33})
+            for (int block : {0, 128, 1024})
+                for (bool residual : {false, true}) {
+                    const HostTensor x = random_tensor(rng, n, cols, cols + 2, -4.0f, 4.0f);
+                    const HostTensor y = random_tensor(rng, n, cols, cols, -1.0f, 1.0f);
+                    HostTensor want_x = x;
+                    want_x.t.data = want_x.buf.data();
+                    HostTensor want_n(n, cols, cols), want_r(n, cols, cols + 1);
+                    b.cpu->residual_norm(want_x.t, residual ? y.t : Tensor{}, w.data(), 1e-6f, want_n.t,
+                                         Rotation{block, signs.data()}, want_r.t);
+                    const DeviceTensor dx(*b.gpu, x), dy(*b.gpu, y);
+                    const DeviceTensor dn(*b.gpu, n, cols, cols), dr(*b.gpu, n, cols, cols + 1);
+                    b.gpu->residual_norm(dx.t, residual ? dy.t : Tensor{}, dw.as<float>(), 1e-6f, dn.t,
+                                         Rotation{block, dsigns.as<float>()}, dr.t);
+                    const double ex = tensor_error(dx.download(), want_x);
+                    const double en = tensor_error(dn.download(), want_n);
+                    const double er = tensor_error(dr.download(), want_r);
+                    qInfo("residual_norm n=%lld block %d residual %d: x %.3g xn %.3g xr %.3g",
+                          static_cast<long long>(n), block, int(residual), ex, en, er);
+                    QVERIFY(ex == 0.0);
+                    QVERIFY(en <= 1e-5);
+                    QVERIFY(er <= 1e-5);
+                }
     }
 
     // GDN's q and k: column views of 128 out of the conv output's rows.

@@ -1,0 +1,116 @@
+#include "engine/cli/bench_kernels.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <cstdio>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "kernels/formats.h"
+#ifdef NIWA_HAVE_CUDA
+#include "kernels/cuda/bench_kernels.h"
+#include "kernels/cuda/bench_sequence.h"
+#endif
+
+namespace niwa::cli {
+
+#ifdef NIWA_HAVE_CUDA
+namespace {
+
+constexpr int kIters = 50;
+
+// A random ternary matrix of the given packing in the backend's memory.
+kernels::Weight random_weight(kernels::Ops& ops, kernels::DType type, int64_t in, int64_t out) {
+    std::mt19937 rng(uint32_t(in * 31 + out));
+    const size_t row_bytes = kernels::dtype_row_bytes(type, in);
+    std::vector<uint8_t> host(row_bytes * size_t(out));
+    std::vector<int8_t> trits(static_cast<size_t>(in));
+    std::vector<float> scales(static_cast<size_t>(in / kernels::kQuantBlock));
+    for (int64_t r = 0; r < out; ++r) {
+        for (auto& t : trits) t = int8_t(int(rng() % 3) - 1);
+        for (auto& s : scales) s = 0.01f + float(rng() % 1000) * 1e-5f;
+        kernels::pack_ternary_row(type, trits.data(), scales.data(), host.data() + size_t(r) * row_bytes, in);
+    }
+    void* p = ops.alloc(host.size());
+    ops.upload(p, host.data(), host.size());
+    return kernels::Weight{p, type, in, out, row_bytes};
+}
+
+}  // namespace
+
+nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<int64_t>& batches, int context,
+                                     double bandwidth, bool json) {
+    const model::HParams& hp = m.hparams();
+    auto ops = kernels::make_cuda_ops(0, m.config().precision);
+    nlohmann::ordered_json out;
+    // Every distinct ternary matrix shape of the decoder layers and the output head.
+    std::set<std::tuple<uint32_t, int64_t, int64_t>> shapes;
+    for (const gguf::TensorInfo& t : m.file().tensors()) {
+        const auto type = static_cast<kernels::DType>(static_cast<uint32_t>(t.type));
+        if (t.n_dims != 2 || (type != kernels::DType::PQ2_0 && type != kernels::DType::PTQ1_0)) continue;
+        if (t.name.rfind("blk.", 0) != 0 && t.name != "output.weight") continue;
+        shapes.insert({uint32_t(type), t.ne[0], t.ne[1]});
+    }
+    out["matmul"] = nlohmann::json::array();
+    for (const auto& [type, in, rows] : shapes) {
+        const kernels::Weight w = random_weight(*ops, kernels::DType(type), in, rows);
+        for (int n : {1, 8, 24}) {
+            const kernels::KernelTiming t = kernels::time_matmul(*ops, w, n, kIters);
+            nlohmann::ordered_json r;
+            r["type"] = kernels::dtype_name(w.type);
+            r["in"] = in;
+            r["out"] = rows;
+            r["rows"] = n;
+            r["us"] = t.seconds * 1e6;
+            r["gb_s"] = t.bytes / t.seconds / 1e9;
+            r["fraction"] = t.bytes / t.seconds / bandwidth;
+            if (!json)
+                std::printf("matmul %-6s %6lldx%-6lld n=%-2d %8.1f us  %7.0f GB/s  %5.1f%%\n",
+                            r["type"].get<std::string>().c_str(), static_cast<long long>(rows),
+                            static_cast<long long>(in), n, t.seconds * 1e6, t.bytes / t.seconds / 1e9,
+                            100.0 * t.bytes / t.seconds / bandwidth);
+            out["matmul"].push_back(r);
+        }
+        ops->free(const_cast<void*>(w.data));
+    }
+    out["attention_decode"] = nlohmann::json::array();
+    out["gdn_decode"] = nlohmann::json::array();
+    const double kv_token = 2.0 * hp.n_head_kv * hp.head_dim * sizeof(float);
+    const double state = double(hp.ssm_n_v_heads) * hp.ssm_d_state * hp.ssm_d_state * sizeof(float);
+    for (int64_t b : batches) {
+        const double ta = kernels::cuda::time_attention_decode(*ops, int(b), context, hp.n_head, hp.n_head_kv,
+                                                               hp.head_dim, kIters);
+        const double ba = double(b) * kv_token * context;
+        const double tg =
+            kernels::cuda::time_gdn_decode(*ops, int(b), int(hp.ssm_n_v_heads), int(hp.ssm_n_k_heads),
+                                           int(hp.ssm_d_state), int(hp.ssm_d_state), kIters);
+        const double bg = double(b) * 2.0 * state;
+        out["attention_decode"].push_back({{"batch", b},
+                                           {"context", context},
+                                           {"us", ta * 1e6},
+                                           {"gb_s", ba / ta / 1e9},
+                                           {"fraction", ba / ta / bandwidth}});
+        out["gdn_decode"].push_back(
+            {{"batch", b}, {"us", tg * 1e6}, {"gb_s", bg / tg / 1e9}, {"fraction", bg / tg / bandwidth}});
+        if (!json) {
+            std::printf("attention decode batch %-3lld ctx %-6d %8.1f us  %7.0f GB/s  %5.1f%%\n",
+                        static_cast<long long>(b), context, ta * 1e6, ba / ta / 1e9,
+                        100.0 * ba / ta / bandwidth);
+            std::printf("delta rule decode batch %-3lld        %8.1f us  %7.0f GB/s  %5.1f%%\n",
+                        static_cast<long long>(b), tg * 1e6, bg / tg / 1e9, 100.0 * bg / tg / bandwidth);
+        }
+    }
+    return out;
+}
+
+#else
+
+nlohmann::ordered_json bench_kernels(const model::Model&, const std::vector<int64_t>&, int, double, bool) {
+    throw std::runtime_error("bench --kernels needs a build with the CUDA backend");
+}
+
+#endif
+
+}  // namespace niwa::cli

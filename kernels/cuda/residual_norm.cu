@@ -1,0 +1,142 @@
+// residual_norm: the residual add, the RMS norm and the input Hadamard of the next matmuls in
+// one kernel (three launches and three trips through memory become one). One CUDA block per
+// row keeps the row in shared memory: x + y is written back once, the sum of squares is a
+// fp32 tree, xn is written, and the butterflies of every Hadamard block run on the shared
+// copy in the CPU oracle's order (rotate.cu).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernels/cuda/cuda_ops.h"
+
+namespace niwa::kernels::cuda {
+
+namespace {
+
+constexpr int kThreads = 1024;
+
+__device__ float block_sum_1024(float v, float* partial) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    const int warps = (blockDim.x + 31) >> 5;
+    v = lane < warps ? partial[lane] : 0.0f;
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+struct ResidualArgs {
+    float* x;
+    int64_t ldx;
+    const float* y;  // null: no residual add
+    int64_t ldy;
+    const float* w;
+    float eps;
+    float* xn;
+    int64_t ldn;
+    float* xr;
+    int64_t ldr;
+    const float* signs;  // null: xr is a copy of xn
+    int block;           // Hadamard block
+    float norm;          // 1 / sqrt(block)
+    int cols;
+};
+
+__global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a) {
+    extern __shared__ float buf[];  // [cols]
+    __shared__ float partial[32];
+    const int64_t row = blockIdx.x;
+    float* x = a.x + row * a.ldx;
+    const float* y = a.y ? a.y + row * a.ldy : nullptr;
+    float ss = 0.0f;
+    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
+        float v = x[c];
+        if (y) {
+            v += y[c];
+            x[c] = v;
+        }
+        buf[c] = v;
+        ss += v * v;
+    }
+    ss = block_sum_1024(ss, partial);
+    const float inv = 1.0f / sqrtf(ss / static_cast<float>(a.cols) + a.eps);
+    float* xn = a.xn + row * a.ldn;
+    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
+        const float v = buf[c] * inv * a.w[c];
+        xn[c] = v;
+        buf[c] = a.signs ? v * a.signs[c] : v;
+    }
+    float* xr = a.xr + row * a.ldr;
+    if (!a.signs) {
+        for (int c = threadIdx.x; c < a.cols; c += blockDim.x) xr[c] = buf[c];
+        return;
+    }
+    __syncthreads();
+    // Butterflies of every block at once: pair t of the row is pair t % (block / 2) of block
+    // t / (block / 2).
+    const int half = a.block / 2;
+    for (int len = 1; len < a.block; len <<= 1) {
+        for (int t = threadIdx.x; t < a.cols / 2; t += blockDim.x) {
+            const int b = t / half, u = t - b * half;
+            const int i = b * a.block + (u / len) * 2 * len + u % len;
+            const float p = buf[i], q = buf[i + len];
+            buf[i] = p + q;
+            buf[i + len] = p - q;
+        }
+        __syncthreads();
+    }
+    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) xr[c] = buf[c] * a.norm;
+}
+
+}  // namespace
+
+void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, float eps, const Tensor& xn,
+                            const Rotation& r, const Tensor& xr) {
+    const char* op = "residual_norm";
+    require_f32(x, op, "x");
+    require_f32(xn, op, "xn");
+    require_f32(xr, op, "xr");
+    require_same_shape(x, xn, op);
+    require_same_shape(x, xr, op);
+    if (y.data) {
+        require_f32(y, op, "y");
+        require_same_shape(x, y, op);
+    }
+    require(w != nullptr, op, "no norm weight");
+    if (x.rows == 0 || x.cols == 0) return;
+    require(static_cast<size_t>(x.cols) * sizeof(float) <= props_.sharedMemPerBlockOptin, op,
+            std::to_string(x.cols) + " channels do not fit in shared memory");
+    if (r.block != 0) {
+        require(r.block > 1 && (r.block & (r.block - 1)) == 0, op,
+                "Hadamard block " + std::to_string(r.block) + " is not a power of two");
+        require(x.cols % r.block == 0, op,
+                std::to_string(x.cols) + " channels are not a whole number of blocks of " +
+                    std::to_string(r.block));
+        require(r.signs != nullptr, op, "no sign vector");
+    }
+    ResidualArgs a{x.as<float>(),
+                   x.ld,
+                   y.data ? y.as<const float>() : nullptr,
+                   y.ld,
+                   w,
+                   eps,
+                   xn.as<float>(),
+                   xn.ld,
+                   xr.as<float>(),
+                   xr.ld,
+                   r.block != 0 ? r.signs : nullptr,
+                   std::max(r.block, 2),
+                   r.block != 0 ? 1.0f / std::sqrt(static_cast<float>(r.block)) : 1.0f,
+                   static_cast<int>(x.cols)};
+    const size_t smem = static_cast<size_t>(x.cols) * sizeof(float);
+    if (smem > 48 * 1024)
+        NIWA_CUDA_CHECK(cudaFuncSetAttribute(
+            residual_norm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    const int threads =
+        static_cast<int>(std::min<int64_t>(kThreads, std::max<int64_t>(32, (x.cols + 31) / 32 * 32)));
+    residual_norm_kernel<<<static_cast<unsigned>(x.rows), threads, smem, stream_>>>(a);
+    NIWA_CUDA_LAUNCHED("residual_norm_kernel");
+}
+
+}  // namespace niwa::kernels::cuda
