@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "kernels/formats.h"
@@ -45,13 +46,39 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
     const model::HParams& hp = m.hparams();
     auto ops = kernels::make_cuda_ops(0, m.config().precision);
     nlohmann::ordered_json out;
-    // Every distinct ternary matrix shape of the decoder layers and the output head.
+    // Every distinct ternary matrix shape the forward multiplies by: the decoder layers' (stacked
+    // as the engine stacks them on a GPU, weights.h) and the output head's.
     std::set<std::tuple<uint32_t, int64_t, int64_t>> shapes;
+    auto ternary = [](const gguf::TensorInfo* t) {
+        const auto type = static_cast<kernels::DType>(static_cast<uint32_t>(t->type));
+        return t->n_dims == 2 && (type == kernels::DType::PQ2_0 || type == kernels::DType::PTQ1_0);
+    };
+    const std::vector<std::vector<std::string>> stacks = {
+        {"attn_qkv", "attn_gate"}, {"attn_k", "attn_v"}, {"ffn_gate", "ffn_up"}};
+    std::set<std::string> stacked;
+    for (int il = 0; il < hp.n_layer; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".";
+        for (const auto& group : stacks) {
+            const gguf::TensorInfo* first = m.file().tensor(p + group[0] + ".weight");
+            if (!first || !ternary(first)) continue;
+            int64_t rows = 0;
+            bool same = true;
+            for (const std::string& part : group) {
+                const gguf::TensorInfo* t = m.file().tensor(p + part + ".weight");
+                same = same && t && t->type == first->type && t->ne[0] == first->ne[0];
+                if (t) rows += t->ne[1];
+            }
+            if (!same) continue;
+            for (const std::string& part : group) stacked.insert(p + part + ".weight");
+            shapes.insert({uint32_t(first->type), first->ne[0], rows});
+        }
+    }
     for (const gguf::TensorInfo& t : m.file().tensors()) {
-        const auto type = static_cast<kernels::DType>(static_cast<uint32_t>(t.type));
-        if (t.n_dims != 2 || (type != kernels::DType::PQ2_0 && type != kernels::DType::PTQ1_0)) continue;
-        if (t.name.rfind("blk.", 0) != 0 && t.name != "output.weight") continue;
-        shapes.insert({uint32_t(type), t.ne[0], t.ne[1]});
+        if (!ternary(&t) || stacked.count(t.name)) continue;
+        const bool layer =
+            t.name.rfind("blk.", 0) == 0 && std::stoi(t.name.substr(4)) < hp.n_layer;  // not MTP
+        if (!layer && t.name != "output.weight") continue;
+        shapes.insert({uint32_t(t.type), t.ne[0], t.ne[1]});
     }
     out["matmul"] = nlohmann::json::array();
     for (const auto& [type, in, rows] : shapes) {
@@ -77,17 +104,20 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
     }
     out["attention_decode"] = nlohmann::json::array();
     out["gdn_decode"] = nlohmann::json::array();
-    const double kv_token = 2.0 * hp.n_head_kv * hp.head_dim * sizeof(float);
+    const kernels::DType pool =
+        m.kv_type() == kernels::DType::F16 ? kernels::DType::F16 : kernels::DType::F32;
+    const double kv_token = 2.0 * hp.n_head_kv * hp.head_dim * double(kernels::dtype_block_bytes(pool));
     const double state = double(hp.ssm_n_v_heads) * hp.ssm_d_state * hp.ssm_d_state * sizeof(float);
     for (int64_t b : batches) {
         const double ta = kernels::cuda::time_attention_decode(*ops, int(b), context, hp.n_head, hp.n_head_kv,
-                                                               hp.head_dim, kIters);
+                                                               hp.head_dim, kIters, pool);
         const double ba = double(b) * kv_token * context;
         const double tg =
             kernels::cuda::time_gdn_decode(*ops, int(b), int(hp.ssm_n_v_heads), int(hp.ssm_n_k_heads),
                                            int(hp.ssm_d_state), int(hp.ssm_d_state), kIters);
         const double bg = double(b) * 2.0 * state;
         out["attention_decode"].push_back({{"batch", b},
+                                           {"pool", kernels::dtype_name(pool)},
                                            {"context", context},
                                            {"us", ta * 1e6},
                                            {"gb_s", ba / ta / 1e9},

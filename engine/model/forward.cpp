@@ -32,11 +32,12 @@ RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWei
     const int64_t nh = plan.q_heads.size(), nkv = plan.kv_heads.size();
     const int64_t nk = int64_t(plan.k_heads.size()), nv = int64_t(plan.v_tiled.size());
     x_ = buf(d), xn_ = buf(d), xr_ = buf(d), y_ = buf(d);
-    qg_ = buf(2 * nh * D), q_ = buf(nh * D), k_ = buf(nkv * D), v_ = buf(nkv * D), o_ = buf(nh * D),
+    // Outputs of matrices that may be stacked (weights.h) share one buffer, each a column range.
+    qg_ = buf(2 * nh * D), q_ = buf(nh * D), kv_ = buf(2 * nkv * D), k_ = buf(nkv * D), o_ = buf(nh * D),
     or_ = buf(nh * D);
-    qkv_ = buf(2 * nk * ds + nv * ds), conv_ = buf(2 * nk * ds + nv * ds), z_ = buf(nv * ds), a_ = buf(nv),
-    b_ = buf(nv), qkn_ = buf(2 * nk * ds), go_ = buf(nv * ds), gr_ = buf(nv * ds);
-    fg_ = buf(plan.ffn.size()), fu_ = buf(plan.ffn.size()), fh_ = buf(plan.ffn.size());
+    qkvz_ = buf(2 * nk * ds + 2 * nv * ds), conv_ = buf(2 * nk * ds + nv * ds), ab_ = buf(2 * nv),
+    qkn_ = buf(2 * nk * ds), go_ = buf(nv * ds), gr_ = buf(nv * ds);
+    fgu_ = buf(2 * plan.ffn.size()), fh_ = buf(plan.ffn.size());
     // Logits come out in chunks of at most kLogitRows rows: a long prefill that wants every
     // row's logits does not need a [max_tokens, vocab] buffer.
     logits_ = buf(plan.vocab.size(), std::min<int64_t>(max_tokens, kLogitRows));
@@ -215,23 +216,28 @@ void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
     const AttentionWeights& A = w_.layers[size_t(il)].attn;
     const int64_t T = n_tokens_, D = hp_.head_dim;
     const int64_t nh = plan_.q_heads.size(), nkv = plan_.kv_heads.size();
-    const Tensor qg = first(qg_, T), k = first(k_, T), v = first(v_, T);
+    const Tensor qg = first(qg_, T), kv = first(kv_, T), k = kv.cols_view(0, nkv * D),
+                 v = kv.cols_view(nkv * D, nkv * D);
     ops_.matmul(A.q, xr, qg);
-    ops_.matmul(A.k, xr, k);
-    ops_.matmul(A.v, xr, v);
+    if (A.kv.data) {
+        ops_.matmul(A.kv, xr, kv);
+    } else {
+        ops_.matmul(A.k, xr, k);
+        ops_.matmul(A.v, xr, v);
+    }
     // Per head, attn_q gives [query | gate]: view both halves as rows of one head each.
     const Tensor heads{qg.data, qg.type, T * nh, 2 * D, 2 * D};
     const Tensor q_rows{q_.data, q_.type, T * nh, D, D};
     ops_.rmsnorm(heads.cols_view(0, D), A.q_norm, hp_.rms_eps, q_rows);
-    const Tensor k_rows{k.data, k.type, T * nkv, D, D};
-    ops_.rmsnorm(k_rows, A.k_norm, hp_.rms_eps, k_rows);
+    const Tensor kn = first(k_, T);  // k normed per head, out of kv's column range
+    ops_.rmsnorm(k, A.k_norm, hp_.rms_eps, Tensor{kn.data, kn.type, T * nkv, D, D});
     const Tensor q = first(q_, T);
     ops_.rope(q, int(D), hp_.n_rot, hp_.rope_theta, info_);
-    ops_.rope(k, int(D), hp_.n_rot, hp_.rope_theta, info_);
-    const kernels::KvLayer& kv = cache_.kv[size_t(il)];
-    ops_.kv_store(kv, k, v, info_);
+    ops_.rope(kn, int(D), hp_.n_rot, hp_.rope_theta, info_);
+    const kernels::KvLayer& pool = cache_.kv[size_t(il)];
+    ops_.kv_store(pool, kn, v, info_);
     const Tensor o = first(o_, T);
-    ops_.attention(q, kv, plan_.kv_of_q.data(), 1.0f / std::sqrt(float(D)), info_, o);
+    ops_.attention(q, pool, plan_.kv_of_q.data(), 1.0f / std::sqrt(float(D)), info_, o);
     const Tensor o_rows{o.data, o.type, T * nh, D, D};
     ops_.sigmoid_mul(o_rows, heads.cols_view(D, D), o_rows);
     const Tensor orot = first(or_, T);
@@ -243,12 +249,23 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     const GdnWeights& G = w_.layers[size_t(il)].gdn;
     const int64_t T = n_tokens_, ds = hp_.ssm_d_state;
     const int64_t nk = int64_t(plan_.k_heads.size()), nv = int64_t(plan_.v_tiled.size());
-    const Tensor qkv = first(qkv_, T), conv = first(conv_, T), z = first(z_, T), a = first(a_, T),
-                 b = first(b_, T);
-    ops_.matmul(G.qkv, xr, qkv);
-    ops_.matmul(G.gate, xr, z);
-    ops_.matmul(G.alpha, xn, a);  // ssm_alpha and ssm_beta read the plain normed input
-    ops_.matmul(G.beta, xn, b);
+    const int64_t qkv_dim = 2 * nk * ds + nv * ds;
+    const Tensor qkvz = first(qkvz_, T), ab = first(ab_, T), conv = first(conv_, T);
+    const Tensor qkv = qkvz.cols_view(0, qkv_dim), z = qkvz.cols_view(qkv_dim, nv * ds);
+    const Tensor a = ab.cols_view(0, nv), b = ab.cols_view(nv, nv);
+    if (G.qkvz.data) {
+        ops_.matmul(G.qkvz, xr, qkvz);
+    } else {
+        ops_.matmul(G.qkv, xr, qkv);
+        ops_.matmul(G.gate, xr, z);
+    }
+    // ssm_alpha and ssm_beta read the plain normed input
+    if (G.ab.data) {
+        ops_.matmul(G.ab, xn, ab);
+    } else {
+        ops_.matmul(G.alpha, xn, a);
+        ops_.matmul(G.beta, xn, b);
+    }
     const kernels::GdnState& st = cache_.state[size_t(il)];
     ops_.conv1d_silu(qkv, G.conv, hp_.ssm_conv_kernel, st, info_, conv);
     // q and k heads in one call: conv's first 2 nk heads of each row, normalised per head into
@@ -260,9 +277,9 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     const Tensor o = first(go_, T);
     ops_.gated_delta_rule(qn, kn, conv.cols_view(2 * nk * ds, nv * ds), a, b, plan_.v_key.data(), int(ds),
                           int(ds), 1.0f / std::sqrt(float(ds)), st, info_, kernels::GdnMode::Auto, o);
+    // Per head: o's rows as one head each; z (a column range) read head by head in its rows.
     const Tensor o_rows{o.data, o.type, T * nv, ds, ds};
-    const Tensor z_rows{z.data, z.type, T * nv, ds, ds};
-    ops_.rmsnorm_gated(o_rows, G.norm, z_rows, hp_.rms_eps, o_rows);
+    ops_.rmsnorm_gated(o_rows, G.norm, z, hp_.rms_eps, o_rows);
     const Tensor orot = first(gr_, T);
     ops_.rotate(o, G.out_rot, true, orot);
     ops_.matmul(G.out, orot, y);
@@ -271,9 +288,14 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
 void RankForward::ffn(int il, const Tensor& xr, const Tensor& y) {
     const LayerWeights& L = w_.layers[size_t(il)];
     const int64_t T = n_tokens_;
-    const Tensor g = first(fg_, T), u = first(fu_, T), h = first(fh_, T);
-    ops_.matmul(L.ffn_gate, xr, g);
-    ops_.matmul(L.ffn_up, xr, u);
+    const int64_t F = plan_.ffn.size();
+    const Tensor gu = first(fgu_, T), g = gu.cols_view(0, F), u = gu.cols_view(F, F), h = first(fh_, T);
+    if (L.ffn_gate_up.data) {
+        ops_.matmul(L.ffn_gate_up, xr, gu);
+    } else {
+        ops_.matmul(L.ffn_gate, xr, g);
+        ops_.matmul(L.ffn_up, xr, u);
+    }
     ops_.swiglu(g, u, h);
     ops_.rotate(h, L.ffn_down_rot, true, g);
     ops_.matmul(L.ffn_down, g, y);

@@ -76,9 +76,9 @@ private:
 
     // Scratch activations, max_tokens rows each.
     kernels::Tensor x_, xn_, xr_, y_;
-    kernels::Tensor qg_, q_, k_, v_, o_, or_;                 // attention
-    kernels::Tensor qkv_, conv_, z_, a_, b_, qkn_, go_, gr_;  // GDN
-    kernels::Tensor fg_, fu_, fh_;                            // FFN
+    kernels::Tensor qg_, q_, kv_, k_, o_, or_;          // attention
+    kernels::Tensor qkvz_, conv_, ab_, qkn_, go_, gr_;  // GDN
+    kernels::Tensor fgu_, fh_;                          // FFN
     kernels::Tensor logits_;
     // Step metadata in backend memory.
     int32_t* d_tokens_ = nullptr;

@@ -1,6 +1,7 @@
 #include "engine/model/weights.h"
 
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -102,6 +103,42 @@ public:
         return {prism_.block, signs + offset};
     }
 
+    // Matrices that read the same input, stacked into one allocation (their rows in order) so
+    // one matmul replaces several: only where the parts are copies already (not views into a
+    // mapped file) and agree in type and input width. Each part becomes a view of `out`;
+    // otherwise out stays empty and the parts stay as they are.
+    void stack(std::initializer_list<kernels::Weight*> parts, kernels::Weight& out) {
+        const kernels::Weight& first = **parts.begin();
+        if (w_.ops_.host_memory()) return;
+        size_t bytes = 0;
+        for (const kernels::Weight* p : parts) {
+            if (p->type != first.type || p->in != first.in || p->row_stride != first.row_stride) return;
+            bytes += size_t(p->out) * p->row_stride;
+        }
+        auto* base = static_cast<uint8_t*>(w_.ops_.alloc(bytes));
+        w_.owned_.push_back(base);
+        out = kernels::Weight{base, first.type, first.in, 0, first.row_stride};
+        for (kernels::Weight* p : parts) {
+            const size_t n = size_t(p->out) * p->row_stride;
+            uint8_t* dst = base + size_t(out.out) * out.row_stride;
+            w_.ops_.copy(dst, p->data, n);
+            release(p->data);
+            p->data = dst;
+            out.out += p->out;
+        }
+    }
+
+    // Frees an upload (its bytes now live in a stacked copy).
+    void release(const void* p) {
+        for (auto it = w_.owned_.begin(); it != w_.owned_.end(); ++it)
+            if (*it == p) {
+                w_.ops_.synchronize();  // the copy out of it has run
+                w_.ops_.free(*it);
+                w_.owned_.erase(it);
+                return;
+            }
+    }
+
     void* upload(const void* src, size_t bytes) {
         void* p = w_.ops_.alloc(bytes);
         w_.owned_.push_back(p);
@@ -157,6 +194,7 @@ RankWeights::RankWeights(const gguf::Reader& file, const HParams& hp, const Pris
             a.k_norm = ld.vec(p + "attn_k_norm.weight");
             a.in_rot = ld.rotation({p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}, d, 0,
                                    signs_for(d));
+            ld.stack({&a.k, &a.v}, a.kv);
             a.out_rot = ld.rotation({p + "attn_output.weight"}, hp.n_head * D, plan.q_heads.begin * D,
                                     signs_for(hp.n_head * D));
         } else {
@@ -189,6 +227,8 @@ RankWeights::RankWeights(const gguf::Reader& file, const HParams& hp, const Pris
             g.norm = ld.vec(p + "ssm_norm.weight");
             g.out = ld.matrix(p + "ssm_out.weight", {{0, d}}, {plan.v_in.begin * dv, plan.v_in.end * dv});
             g.in_rot = ld.rotation({p + "attn_qkv.weight", p + "attn_gate.weight"}, d, 0, signs_for(d));
+            ld.stack({&g.qkv, &g.gate}, g.qkvz);
+            ld.stack({&g.alpha, &g.beta}, g.ab);
             g.out_rot = ld.rotation({p + "ssm_out.weight"}, hp.ssm_d_inner, plan.v_in.begin * dv,
                                     signs_for(hp.ssm_d_inner));
         }
@@ -196,6 +236,7 @@ RankWeights::RankWeights(const gguf::Reader& file, const HParams& hp, const Pris
         L.ffn_up = ld.matrix(p + "ffn_up.weight", {plan.ffn});
         L.ffn_down = ld.matrix(p + "ffn_down.weight", {{0, d}}, plan.ffn);
         L.ffn_in_rot = ld.rotation({p + "ffn_gate.weight", p + "ffn_up.weight"}, d, 0, signs_for(d));
+        ld.stack({&L.ffn_gate, &L.ffn_up}, L.ffn_gate_up);
         L.ffn_down_rot = ld.rotation({p + "ffn_down.weight"}, hp.n_ff, plan.ffn.begin, signs_for(hp.n_ff));
         layers.push_back(L);
     }

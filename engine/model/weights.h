@@ -1,5 +1,6 @@
 // One rank's weights in its backend's memory: ternary matrices stay packed (views into the
-// mapped file on host backends, shard copies elsewhere), small vectors as fp32.
+// mapped file on host backends, shard copies elsewhere, where matrices reading the same input
+// are stacked so one matmul serves them), small vectors as fp32.
 #pragma once
 
 #include <vector>
@@ -17,6 +18,7 @@ namespace niwa::model {
 
 struct AttentionWeights {
     kernels::Weight q, k, v, out;  // q rows: per local head, 2 * head_dim (query then gate)
+    kernels::Weight kv;            // k and v stacked (k, v are views of it); empty on host backends
     const float* q_norm = nullptr;
     const float* k_norm = nullptr;
     kernels::Rotation in_rot, out_rot;  // for q/k/v's input and attn_output's input
@@ -24,6 +26,7 @@ struct AttentionWeights {
 
 struct GdnWeights {
     kernels::Weight qkv, gate, alpha, beta, out;  // qkv rows: [q local keys | k local keys | v local heads]
+    kernels::Weight qkvz, ab;                     // qkv + gate and alpha + beta stacked, when they are
     const float* conv = nullptr;                  // [channels][kernel]
     const float* a = nullptr;                     // ssm_a = -exp(A_log), per local value head
     const float* dt_bias = nullptr;
@@ -38,6 +41,7 @@ struct LayerWeights {
     AttentionWeights attn;
     GdnWeights gdn;
     kernels::Weight ffn_gate, ffn_up, ffn_down;
+    kernels::Weight ffn_gate_up;  // gate and up stacked (see RankWeights::Loader::stack), or empty
     kernels::Rotation ffn_in_rot, ffn_down_rot;
 };
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda_fp16.h>
+
 #include "kernels/cuda/cuda_ops.h"
 
 namespace niwa::kernels::cuda {
@@ -13,14 +15,15 @@ namespace niwa::kernels::cuda {
 namespace {
 
 // x[i] = lo + (hi - lo) * hash(i, seed) / 2^32: deterministic, never NaN.
-__global__ void fill_kernel(float* x, int64_t n, float lo, float hi, uint32_t seed) {
+template <typename T>
+__global__ void fill_kernel(T* x, int64_t n, float lo, float hi, uint32_t seed) {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t h = uint32_t(i) * 2654435761u ^ seed;
     h ^= h >> 16;
     h *= 0x7feb352du;
     h ^= h >> 15;
-    x[i] = lo + (hi - lo) * (float(h) * (1.0f / 4294967296.0f));
+    x[i] = T(lo + (hi - lo) * (float(h) * (1.0f / 4294967296.0f)));
 }
 
 CudaOps& cuda_of(Ops& ops, const char* what) {
@@ -39,12 +42,20 @@ struct Buffers {
     }
     Buffers(const Buffers&) = delete;
     Buffers& operator=(const Buffers&) = delete;
-    float* filled(int64_t n, float lo, float hi) {
-        auto* p = static_cast<float*>(ops.alloc(size_t(n) * sizeof(float)));
+    template <typename T = float>
+    T* filled(int64_t n, float lo, float hi) {
+        auto* p = static_cast<T*>(ops.alloc(size_t(n) * sizeof(T)));
         held.push_back(p);
-        fill_kernel<<<grid_for(n, 256), 256, 0, ops.stream()>>>(p, n, lo, hi, uint32_t(held.size()) * 7919u);
+        fill_kernel<T>
+            <<<grid_for(n, 256), 256, 0, ops.stream()>>>(p, n, lo, hi, uint32_t(held.size()) * 7919u);
         NIWA_CUDA_LAUNCHED("bench fill");
         return p;
+    }
+    // A KV pool of n elements of type t (F32 or F16).
+    void* pool(DType t, int64_t n) {
+        if (t == DType::F16) return filled<__half>(n, -1.0f, 1.0f);
+        require(t == DType::F32, "time_attention", "bench pools are F32 or F16");
+        return filled(n, -1.0f, 1.0f);
     }
     template <typename T>
     T* copied(const std::vector<T>& v) {
@@ -75,7 +86,7 @@ double time_calls(CudaOps& ops, int iters, F&& f) {
 
 // `batch` sequences of n_q new tokens each, `context` tokens long with them.
 double time_attention(Ops& ops_in, int batch, int n_q, int context, int n_q_heads, int n_kv_heads,
-                      int head_dim, int iters) {
+                      int head_dim, int iters, DType pool_type = DType::F32) {
     CudaOps& ops = cuda_of(ops_in, "time_attention");
     require(batch > 0 && n_q > 0 && context >= n_q && n_kv_heads > 0 && n_q_heads % n_kv_heads == 0,
             "time_attention", "batch and tokens must be positive, query heads a multiple of KV heads");
@@ -86,9 +97,9 @@ double time_attention(Ops& ops_in, int batch, int n_q, int context, int n_q_head
     const int64_t width = int64_t(n_kv_heads) * head_dim;
     Buffers buf(ops);
     const int64_t pool = int64_t(n_blocks) * kBlockTokens * width;
-    const KvLayer kv{buf.filled(pool, -1.0f, 1.0f),
-                     buf.filled(pool, -1.0f, 1.0f),
-                     DType::F32,
+    const KvLayer kv{buf.pool(pool_type, pool),
+                     buf.pool(pool_type, pool),
+                     pool_type,
                      n_blocks,
                      kBlockTokens,
                      n_kv_heads,
@@ -164,8 +175,8 @@ double time_gdn(Ops& ops_in, int batch, int n_q, int n_v_heads, int n_k_heads, i
 }  // namespace
 
 double time_attention_decode(Ops& ops, int batch, int context, int n_q_heads, int n_kv_heads, int head_dim,
-                             int iters) {
-    return time_attention(ops, batch, 1, context, n_q_heads, n_kv_heads, head_dim, iters);
+                             int iters, DType pool) {
+    return time_attention(ops, batch, 1, context, n_q_heads, n_kv_heads, head_dim, iters, pool);
 }
 
 double time_attention_prefill(Ops& ops, int batch, int n_tokens, int n_q_heads, int n_kv_heads, int head_dim,

@@ -7,10 +7,10 @@
 
 namespace niwa::kernels::cuda {
 
-// Paged attention (F32 pool, 16-token blocks) for `batch` sequences decoding one token each
-// after `context` - 1 cached ones; query head h reads KV head h / (n_q_heads / n_kv_heads).
+// Paged attention (a `pool` F32 or F16 pool, 16-token blocks) for `batch` sequences decoding one
+// token each after `context` - 1 cached ones; query head h reads KV head h / (n_q_heads / n_kv_heads).
 double time_attention_decode(Ops& ops, int batch, int context, int n_q_heads, int n_kv_heads, int head_dim,
-                             int iters);
+                             int iters, DType pool = DType::F32);
 
 // The recurrent gated delta rule for `batch` sequences decoding one token each, every value
 // head's dk x dv fp32 state read and written once; value head h reads key head h % n_k_heads.

@@ -1,6 +1,7 @@
 // The CUDA backend's device, stream and memory, its argument checks and its factory.
 #include "kernels/cuda/cuda_ops.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace niwa::kernels {
@@ -30,6 +31,8 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     NIWA_CUDA_CHECK(cudaSetDevice(device));
     NIWA_CUDA_CHECK(cudaGetDeviceProperties(&props_, device));
     NIWA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    const char* pdl = std::getenv("NIWA_PDL");
+    overlap_ = props_.major >= 9 && !(pdl && std::string(pdl) == "0");
 }
 
 CudaOps::~CudaOps() {

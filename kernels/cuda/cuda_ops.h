@@ -33,6 +33,9 @@ public:
     Precision precision() const { return precision_; }
     cudaStream_t stream() const { return stream_; }
     const cudaDeviceProp& props() const { return props_; }
+    // Whether kernels that support it are launched to overlap the one before them (pdl.cuh):
+    // on sm_90 and later, unless NIWA_PDL=0 in the environment (for measurements).
+    bool overlap_launches() const { return overlap_; }
     MemoryInfo memory_info() const override;
 
     // Every allocation has kTailPad readable bytes past its end, so a kernel may load a row's
@@ -95,6 +98,7 @@ private:
     std::unordered_map<void*, size_t> sizes_;  // live allocations
     size_t allocated_ = 0;
     uint64_t epoch_ = 0;  // bumped whenever a workspace moves
+    bool overlap_ = false;
 };
 
 // Argument checks for the op files (kernels/op_checks.h, naming this backend).

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -22,6 +23,7 @@ struct SigmoidMul {
 template <typename F, typename V>
 __global__ void binary_kernel(const V* a, int64_t lda, const V* b, int64_t ldb, V* y, int64_t ldy,
                               int64_t rows, int64_t cols, F f) {
+    pdl_release();  // the matmul after this may start streaming its weights
     const int64_t total = rows * cols;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {

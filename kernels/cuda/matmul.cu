@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(kRowwiseWarps * 32) matmul_rowwise_kernel(Matm
 constexpr int kSmallOutThreads = 256;
 constexpr int64_t kSmallOutRows = 1024;  // below this many rows a warp per row leaves SMs idle
 
-template <DType T, int NR>
+// Vec: x rows are 16-byte aligned and `in` a multiple of 4, so x is read as float4.
+template <DType T, int NR, bool Vec>
 __global__ void __launch_bounds__(kSmallOutThreads) matmul_smallout_kernel(MatmulArgs a, int nr) {
     __shared__ float partial[kSmallOutThreads / 32][NR];
     const int64_t o = blockIdx.x;
@@ -128,9 +129,14 @@ __global__ void __launch_bounds__(kSmallOutThreads) matmul_smallout_kernel(Matmu
         for (int r = 0; r < NR; ++r) {
             if (r >= nr) break;
             const float* xr = a.x + r * a.ldx + k;
+            if constexpr (Vec) {
+                const float4 xv = *reinterpret_cast<const float4*>(xr);
+                acc[r] += wv[0] * xv.x + wv[1] * xv.y + wv[2] * xv.z + wv[3] * xv.w;
+            } else {
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
-                if (k + j < a.in) acc[r] += wv[j] * xr[j];
+                for (int j = 0; j < 4; ++j)
+                    if (k + j < a.in) acc[r] += wv[j] * xr[j];
+            }
         }
     }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -158,10 +164,15 @@ void launch_smallout(cudaStream_t stream, const MatmulArgs& a) {
         pass.y = a.y + r0 * a.ldy;
         const int nr = static_cast<int>(std::min<int64_t>(kDecodeMaxRows, a.n - r0));
         const dim3 grid(static_cast<unsigned>(a.out));
-        if (nr <= 8)
-            matmul_smallout_kernel<T, 8><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
+        const bool vec = a.in % 4 == 0 && a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+        if (nr <= 8 && vec)
+            matmul_smallout_kernel<T, 8, true><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
+        else if (nr <= 8)
+            matmul_smallout_kernel<T, 8, false><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
+        else if (vec)
+            matmul_smallout_kernel<T, 32, true><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
         else
-            matmul_smallout_kernel<T, 32><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
+            matmul_smallout_kernel<T, 32, false><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
         NIWA_CUDA_LAUNCHED("matmul_smallout_kernel");
     }
 }

@@ -23,16 +23,26 @@
 #include "kernels/cuda/dequant.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
 namespace {
 
-constexpr int kMaxWarps = 16;
-constexpr int kSliceBlocks = 8;                     // quant blocks per K slice
-constexpr int kTileRows = 16;                       // weight rows per warp tile (one mma M)
-constexpr int kRowChunks = 19;                      // 16-byte chunks of a row's slice, slack included
-constexpr int kRowBytes = kRowChunks * 16;          // a PQ2_0 slice is 272 bytes, + up to 14 ahead
+// Warps per block and quant blocks per K slice (compile-time; -D overrides them for experiments).
+#ifndef NIWA_DECODE_MAX_WARPS
+#define NIWA_DECODE_MAX_WARPS 16
+#endif
+#ifndef NIWA_DECODE_SLICE_BLOCKS
+#define NIWA_DECODE_SLICE_BLOCKS 8
+#endif
+constexpr int kMaxWarps = NIWA_DECODE_MAX_WARPS;
+constexpr int kSliceBlocks = NIWA_DECODE_SLICE_BLOCKS;
+constexpr int kTileRows = 16;  // weight rows per warp tile (one mma M)
+// 16-byte chunks of a row's slice: up to 15 bytes ahead of it (rows are staged from 16-byte
+// aligned starts) and its kSliceBlocks PQ2_0 blocks, one chunk of slack.
+constexpr int kRowChunks = (15 + kSliceBlocks * kPq2BlockBytes + 15) / 16 + 1;
+constexpr int kRowBytes = kRowChunks * 16;
 constexpr int kStageBytes = kTileRows * kRowBytes;  // one tile in flight
 constexpr int kXWords = kSliceBlocks * 64 + 2;      // fp16 pairs per x row; + 2 spreads the banks
 constexpr int kMaxGroups = 4096;
@@ -150,12 +160,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32) ternary_decode_kernel(DecodePa
     const int64_t t0 = p.tiles * group / p.groups, t1 = p.tiles * (group + 1) / p.groups;
     uint8_t* ring = wbuf + warp * stages * kStageBytes;
 
-    // The weight starts streaming before x is staged.
+    pdl_release();
+    // The weight starts streaming before x is staged, and before the kernel that writes x
+    // has finished when this one was launched to overlap it (pdl.cuh).
     int64_t next = t0 + warp;
     for (int s = 0; s < stages - 1; ++s, next += warps) {
         if (next < t1) stage_tile<F::kBytes>(a, next, qb0, nqb, ring + s * kStageBytes, lane);
         cp_async_commit();
     }
+    pdl_wait();
     // x's slice as fp16 pairs (inputs 16w + e, 16w + e + 8 of each quant block), zero past n.
     const int words = nqb * 64;
 #pragma unroll 4
@@ -274,8 +287,8 @@ void launch(CudaOps& ops, const DecodeParams& p, dim3 grid, int warps, size_t sm
                                              static_cast<int>(ops.props().sharedMemPerBlockOptin)));
         configured.fetch_or(bit);
     }
-    ternary_decode_kernel<T, NT><<<grid, warps * 32, smem, ops.stream()>>>(p);
-    NIWA_CUDA_LAUNCHED("ternary_decode_kernel");
+    NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), ternary_decode_kernel<T, NT>, grid,
+                                       dim3(static_cast<unsigned>(warps * 32)), smem, ops.stream(), p));
 }
 
 template <DType T>
@@ -328,11 +341,11 @@ void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a) {
     struct Shape {
         int warps, stages;
     };
-    constexpr Shape kShapes[] = {{16, 2}, {8, 3}, {8, 2}, {4, 3}, {4, 2}};
+    constexpr Shape kShapes[] = {{32, 2}, {16, 2}, {8, 3}, {8, 2}, {4, 3}, {4, 2}};
     const int need = static_cast<int>((a.n + 7) / 8);
     for (int nt = need; nt >= 1; --nt)
         for (const Shape s : kShapes) {
-            if (decode_smem_bytes(nt, s.warps, s.stages) > limit) continue;
+            if (s.warps > kMaxWarps || decode_smem_bytes(nt, s.warps, s.stages) > limit) continue;
             for (int64_t r0 = 0; r0 < a.n; r0 += 8 * nt) {
                 MatmulArgs pass = a;
                 pass.x = a.x + r0 * a.ldx;

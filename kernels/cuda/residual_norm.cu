@@ -1,13 +1,18 @@
 // residual_norm: the residual add, the RMS norm and the input Hadamard of the next matmuls in
 // one kernel (three launches and three trips through memory become one). One CUDA block per
 // row keeps the row in shared memory: x + y is written back once, the sum of squares is a
-// fp32 tree, xn is written, and the butterflies of every Hadamard block run on the shared
-// copy in the CPU oracle's order (rotate.cu).
+// fp32 tree, xn is written, and each warp takes Hadamard blocks of the shared copy into its
+// registers (hadamard.cuh; other block sizes: butterflies in shared memory), in the CPU
+// oracle's order.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include <type_traits>
+
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/hadamard.cuh"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -43,7 +48,10 @@ struct ResidualArgs {
     int cols;
 };
 
+// B: the Hadamard block when warps can take it (hadamard.cuh), 0 otherwise.
+template <int B>
 __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a) {
+    pdl_release();                  // the matmul after this may start streaming its weights
     extern __shared__ float buf[];  // [cols]
     __shared__ float partial[32];
     const int64_t row = blockIdx.x;
@@ -73,6 +81,18 @@ __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a)
         return;
     }
     __syncthreads();
+    if constexpr (B != 0) {
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+        for (int hb = warp; hb < a.cols / B; hb += warps) {
+            float v[B / 32];
+#pragma unroll
+            for (int j = 0; j < B / 32; ++j) v[j] = buf[hb * B + 32 * j + lane];
+            hadamard_warp<B>(v, lane);
+#pragma unroll
+            for (int j = 0; j < B / 32; ++j) xr[hb * B + 32 * j + lane] = v[j] * a.norm;
+        }
+        return;
+    }
     // Butterflies of every block at once: pair t of the row is pair t % (block / 2) of block
     // t / (block / 2).
     const int half = a.block / 2;
@@ -130,12 +150,18 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
                    r.block != 0 ? 1.0f / std::sqrt(static_cast<float>(r.block)) : 1.0f,
                    static_cast<int>(x.cols)};
     const size_t smem = static_cast<size_t>(x.cols) * sizeof(float);
-    if (smem > 48 * 1024)
-        NIWA_CUDA_CHECK(cudaFuncSetAttribute(
-            residual_norm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     const int threads =
         static_cast<int>(std::min<int64_t>(kThreads, std::max<int64_t>(32, (x.cols + 31) / 32 * 32)));
-    residual_norm_kernel<<<static_cast<unsigned>(x.rows), threads, smem, stream_>>>(a);
+    const auto launch = [&](auto kernel) {
+        if (smem > 48 * 1024)
+            NIWA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(smem)));
+        kernel<<<static_cast<unsigned>(x.rows), threads, smem, stream_>>>(a);
+    };
+    if (r.block != 0 && warp_hadamard_block(r.block))
+        with_hadamard_block(r.block, [&](auto b) { launch(residual_norm_kernel<decltype(b)::value>); });
+    else
+        launch(residual_norm_kernel<0>);
     NIWA_CUDA_LAUNCHED("residual_norm_kernel");
 }
 

@@ -1,12 +1,17 @@
-// rotate: the Prism block Hadamard (MODEL.md "The Hadamard fold"), fp32. One CUDA block per
-// (Hadamard block, row) holds its channels in shared memory and runs the same butterflies in
-// the same order as the CPU oracle, so the two agree bit for bit; y may alias x (a block reads
-// all of its channels before it writes any).
+// rotate: the Prism block Hadamard (MODEL.md "The Hadamard fold"), fp32. Blocks of 32..1024
+// channels: one warp per (Hadamard block, row), in registers (hadamard.cuh). Other sizes: one
+// CUDA block per (Hadamard block, row) in shared memory. Both run the CPU oracle's butterflies
+// in its order, so they agree bit for bit; y may alias x (a block's channels are all read
+// before any is written, by the warp or block that owns them).
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include <type_traits>
+
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/hadamard.cuh"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -18,6 +23,7 @@ template <bool SignsFirst>
 __global__ void __launch_bounds__(kMaxThreads)
     rotate_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, const float* signs, int block,
                   float norm) {
+    pdl_release();  // the matmul after this may start streaming its weights
     extern __shared__ float buf[];
     const int64_t row = blockIdx.y;
     const int64_t c0 = static_cast<int64_t>(blockIdx.x) * block;
@@ -37,6 +43,29 @@ __global__ void __launch_bounds__(kMaxThreads)
     float* yr = y + row * ldy + c0;
     for (int i = threadIdx.x; i < block; i += blockDim.x)
         yr[i] = SignsFirst ? buf[i] * norm : buf[i] * norm * s[i];
+}
+
+constexpr int kWarpsPerBlock = 4;
+
+template <int B, bool SignsFirst>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    rotate_warp_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, const float* signs, int n_blocks,
+                       float norm) {
+    pdl_release();  // the matmul after this may start streaming its weights
+    const int lane = threadIdx.x & 31;
+    const int hb = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
+    if (hb >= n_blocks) return;
+    const int64_t row = blockIdx.y;
+    const int64_t c0 = static_cast<int64_t>(hb) * B + lane;
+    const float* xr = x + row * ldx + c0;
+    const float* s = signs + c0;
+    float v[B / 32];
+#pragma unroll
+    for (int j = 0; j < B / 32; ++j) v[j] = SignsFirst ? xr[32 * j] * s[32 * j] : xr[32 * j];
+    hadamard_warp<B>(v, lane);
+    float* yr = y + row * ldy + c0;
+#pragma unroll
+    for (int j = 0; j < B / 32; ++j) yr[32 * j] = SignsFirst ? v[j] * norm : v[j] * norm * s[32 * j];
 }
 
 }  // namespace
@@ -63,10 +92,25 @@ void CudaOps::rotate(const Tensor& x, const Rotation& r, bool signs_first, const
     require(static_cast<size_t>(block) * sizeof(float) <= props_.sharedMemPerBlock, "rotate",
             "Hadamard block " + std::to_string(block) + " does not fit in shared memory");
     require(r.signs != nullptr, "rotate", "no sign vector");
+    const float norm = 1.0f / std::sqrt(static_cast<float>(block));
+    if (warp_hadamard_block(block)) {
+        const int n_blocks = static_cast<int>(x.cols / block);
+        const dim3 grid(grid_for(n_blocks, kWarpsPerBlock), static_cast<unsigned>(x.rows));
+        with_hadamard_block(block, [&](auto b) {
+            constexpr int B = decltype(b)::value;
+            if (signs_first)
+                rotate_warp_kernel<B, true><<<grid, kWarpsPerBlock * 32, 0, stream_>>>(
+                    x.as<const float>(), x.ld, y.as<float>(), y.ld, r.signs, n_blocks, norm);
+            else
+                rotate_warp_kernel<B, false><<<grid, kWarpsPerBlock * 32, 0, stream_>>>(
+                    x.as<const float>(), x.ld, y.as<float>(), y.ld, r.signs, n_blocks, norm);
+        });
+        NIWA_CUDA_LAUNCHED("rotate_warp_kernel");
+        return;
+    }
     const dim3 grid(static_cast<unsigned>(x.cols / block), static_cast<unsigned>(x.rows));
     const int threads = std::max(1, std::min(kMaxThreads, block / 2));
     const size_t smem = static_cast<size_t>(block) * sizeof(float);
-    const float norm = 1.0f / std::sqrt(static_cast<float>(block));
     if (signs_first)
         rotate_kernel<true><<<grid, threads, smem, stream_>>>(x.as<const float>(), x.ld, y.as<float>(), y.ld,
                                                               r.signs, block, norm);

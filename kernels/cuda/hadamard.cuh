@@ -1,0 +1,56 @@
+// The Hadamard butterflies of one block of B channels (B a power of two, 32..1024) in one
+// warp's registers: channel e = 32 j + lane lives in v[j] of lane `lane`. Stages run in the CPU
+// oracle's order (pair distance 1, 2, 4, ...) and each pair becomes (a + b, a - b) exactly as
+// there, so the result is bit for bit the CPU's. Distances below 32 pair lanes (shuffles),
+// the others pair registers of one lane. Header for .cu files (C++17).
+#pragma once
+
+namespace niwa::kernels::cuda {
+
+constexpr bool warp_hadamard_block(int b) {
+    return b >= 32 && b <= 1024 && (b & (b - 1)) == 0;
+}
+
+template <int B>
+__device__ __forceinline__ void hadamard_warp(float (&v)[B / 32], int lane) {
+#pragma unroll
+    for (int len = 1; len < 32; len <<= 1) {
+        const bool upper = (lane & len) != 0;
+#pragma unroll
+        for (int j = 0; j < B / 32; ++j) {
+            const float other = __shfl_xor_sync(0xffffffffu, v[j], len);
+            v[j] = upper ? other - v[j] : v[j] + other;
+        }
+    }
+#pragma unroll
+    for (int s = 1; s < B / 32; s <<= 1) {
+#pragma unroll
+        for (int j = 0; j < B / 32; ++j) {
+            if (j & s) continue;
+            const float a = v[j], b = v[j + s];
+            v[j] = a + b;
+            v[j + s] = a - b;
+        }
+    }
+}
+
+// Calls f(std::integral_constant<int, B>{}) for a block size that warp_hadamard_block accepts.
+template <typename F>
+void with_hadamard_block(int b, F&& f) {
+    switch (b) {
+        case 32:
+            return f(std::integral_constant<int, 32>{});
+        case 64:
+            return f(std::integral_constant<int, 64>{});
+        case 128:
+            return f(std::integral_constant<int, 128>{});
+        case 256:
+            return f(std::integral_constant<int, 256>{});
+        case 512:
+            return f(std::integral_constant<int, 512>{});
+        default:
+            return f(std::integral_constant<int, 1024>{});
+    }
+}
+
+}  // namespace niwa::kernels::cuda
