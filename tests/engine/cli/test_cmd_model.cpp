@@ -79,6 +79,23 @@ private slots:
         r = test::run_engine({"logits", "--model", model_, "--tokens", "1", "--out", out, "--bogus", "1"});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains("unknown option --bogus"), r.err.constData());
+        // GPU knobs: bad values are usage errors; an f16 KV cache asked of the CPU is refused
+        // with the fix, and the explicit f32 (the CPU's) works.
+        r = test::run_engine(
+            {"logits", "--model", model_, "--tokens", "1", "--out", out, "--graphs", "maybe"});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("--graphs must be on or off"), r.err.constData());
+        r = test::run_engine(
+            {"logits", "--model", model_, "--tokens", "1", "--out", out, "--kv-format", "q9"});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("--kv-format must be one of"), r.err.constData());
+        r = test::run_engine(
+            {"logits", "--model", model_, "--tokens", "1", "--out", out, "--kv-format", "f16"});
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains("needs --backend cuda"), r.err.constData());
+        r = test::run_engine(
+            {"logits", "--model", model_, "--tokens", "1,2", "--out", out, "--kv-format", "f32"});
+        QVERIFY2(r.exit_code == 0, r.err.constData());
     }
 
     void generate_is_deterministic_per_seed() {
