@@ -2,7 +2,8 @@
 // warp's registers: channel e = 32 j + lane lives in v[j] of lane `lane`. Stages run in the CPU
 // oracle's order (pair distance 1, 2, 4, ...) and each pair becomes (a + b, a - b) exactly as
 // there, so the result is bit for bit the CPU's. Distances below 32 pair lanes (shuffles),
-// the others pair registers of one lane. Header for .cu files (C++17).
+// the others pair registers of one lane. hadamard_shared runs the same butterflies with a whole
+// CUDA block over shared memory, for any power-of-two block. Header for .cu files (C++17).
 #pragma once
 
 namespace niwa::kernels::cuda {
@@ -31,6 +32,23 @@ __device__ __forceinline__ void hadamard_warp(float (&v)[B / 32], int lane) {
             v[j] = a + b;
             v[j + s] = a - b;
         }
+    }
+}
+
+// In shared memory: every Hadamard block of `block` channels of buf[0, cols) at once, pair t
+// of the row being pair t % (block / 2) of block t / (block / 2). Called by every thread of the
+// CUDA block after buf is written and synchronised; returns synchronised.
+__device__ __forceinline__ void hadamard_shared(float* buf, int cols, int block) {
+    const int half = block / 2;
+    for (int len = 1; len < block; len <<= 1) {
+        for (int t = threadIdx.x; t < cols / 2; t += blockDim.x) {
+            const int b = t / half, u = t - b * half;
+            const int i = b * block + (u / len) * 2 * len + u % len;
+            const float p = buf[i], q = buf[i + len];
+            buf[i] = p + q;
+            buf[i + len] = p - q;
+        }
+        __syncthreads();
     }
 }
 

@@ -158,13 +158,10 @@ __global__ void __launch_bounds__(kSmallOutThreads) matmul_smallout_kernel(Matmu
 
 template <DType T>
 void launch_smallout(cudaStream_t stream, const MatmulArgs& a) {
-    for (int64_t r0 = 0; r0 < a.n; r0 += kDecodeMaxRows) {
-        MatmulArgs pass = a;
-        pass.x = a.x + r0 * a.ldx;
-        pass.y = a.y + r0 * a.ldy;
-        const int nr = static_cast<int>(std::min<int64_t>(kDecodeMaxRows, a.n - r0));
-        const dim3 grid(static_cast<unsigned>(a.out));
-        const bool vec = a.in % 4 == 0 && a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+    const dim3 grid(static_cast<unsigned>(a.out));
+    const bool vec = a.in % 4 == 0 && a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+    for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
+        const int nr = static_cast<int>(pass.n);
         if (nr <= 8 && vec)
             matmul_smallout_kernel<T, 8, true><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
         else if (nr <= 8)
@@ -174,7 +171,7 @@ void launch_smallout(cudaStream_t stream, const MatmulArgs& a) {
         else
             matmul_smallout_kernel<T, 32, false><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
         NIWA_CUDA_LAUNCHED("matmul_smallout_kernel");
-    }
+    });
 }
 
 constexpr int kTile = 64;   // fp32 prefill: output tile kTile (weight rows) x kTile (x rows)
@@ -229,17 +226,14 @@ __global__ void __launch_bounds__(256) matmul_fp32_tiled_kernel(MatmulArgs a) {
 template <DType T>
 void launch_rowwise(cudaStream_t stream, const MatmulArgs& a) {
     const dim3 grid(grid_for(a.out, kRowwiseWarps));
-    for (int64_t r0 = 0; r0 < a.n; r0 += kDecodeMaxRows) {
-        MatmulArgs pass = a;
-        pass.x = a.x + r0 * a.ldx;
-        pass.y = a.y + r0 * a.ldy;
-        const int nr = static_cast<int>(std::min<int64_t>(kDecodeMaxRows, a.n - r0));
+    for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
+        const int nr = static_cast<int>(pass.n);
         if (nr <= 8)
             matmul_rowwise_kernel<T, 8><<<grid, kRowwiseWarps * 32, 0, stream>>>(pass, nr);
         else
             matmul_rowwise_kernel<T, 32><<<grid, kRowwiseWarps * 32, 0, stream>>>(pass, nr);
         NIWA_CUDA_LAUNCHED("matmul_rowwise_kernel");
-    }
+    });
 }
 
 template <DType T>

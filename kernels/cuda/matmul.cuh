@@ -26,6 +26,19 @@ struct MatmulArgs {
 // Rows of x up to which the decode kernels run (one pass over the weight).
 constexpr int64_t kDecodeMaxRows = 32;
 
+// Calls f(pass) for x's rows in groups of at most `rows` (pass.x, pass.y and pass.n set to the
+// group): the decode kernels take a bounded number of rows per launch.
+template <typename F>
+void for_each_row_group(const MatmulArgs& a, int64_t rows, F&& f) {
+    for (int64_t r0 = 0; r0 < a.n; r0 += rows) {
+        MatmulArgs pass = a;
+        pass.x = a.x + r0 * a.ldx;
+        pass.y = a.y + r0 * a.ldy;
+        pass.n = a.n - r0 < rows ? a.n - r0 : rows;
+        f(pass);
+    }
+}
+
 // Ternary weights (PQ2_0, PTQ1_0), n <= kDecodeMaxRows, fp16 tensor cores, split over K.
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a);
 // Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).

@@ -346,13 +346,9 @@ void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a) {
     for (int nt = need; nt >= 1; --nt)
         for (const Shape s : kShapes) {
             if (s.warps > kMaxWarps || decode_smem_bytes(nt, s.warps, s.stages) > limit) continue;
-            for (int64_t r0 = 0; r0 < a.n; r0 += 8 * nt) {
-                MatmulArgs pass = a;
-                pass.x = a.x + r0 * a.ldx;
-                pass.y = a.y + r0 * a.ldy;
-                pass.n = std::min<int64_t>(8 * nt, a.n - r0);
+            for_each_row_group(a, 8 * nt, [&](const MatmulArgs& pass) {
                 launch_pass(ops, pass, static_cast<int>((pass.n + 7) / 8), s.warps, s.stages);
-            }
+            });
             return;
         }
     require(false, "matmul", "the GPU's shared memory is too small for the decode kernel");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/reduce.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -24,18 +25,6 @@ Segs segments(const Tensor& t, int64_t width, const char* op, const char* name) 
             std::string(name) + " has " + std::to_string(t.cols) +
                 " columns, not a multiple of the row width " + std::to_string(width));
     return Segs{t.as<float>(), t.ld, t.cols / width, width};
-}
-
-__device__ float block_sum(float v) {
-    __shared__ float partial[32];
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) partial[warp] = v;
-    __syncthreads();
-    const int warps = (blockDim.x + 31) >> 5;
-    v = lane < warps ? partial[lane] : 0.0f;
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
 }
 
 // RMS: y = x / sqrt(mean(x²) + eps) * w; otherwise (L2) y = x / sqrt(sum(x²) + eps).

@@ -13,23 +13,13 @@
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/hadamard.cuh"
 #include "kernels/cuda/pdl.cuh"
+#include "kernels/cuda/reduce.cuh"
 
 namespace niwa::kernels::cuda {
 
 namespace {
 
 constexpr int kThreads = 1024;
-
-__device__ float block_sum_1024(float v, float* partial) {
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) partial[warp] = v;
-    __syncthreads();
-    const int warps = (blockDim.x + 31) >> 5;
-    v = lane < warps ? partial[lane] : 0.0f;
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
-}
 
 struct ResidualArgs {
     float* x;
@@ -53,7 +43,6 @@ template <int B>
 __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a) {
     pdl_release();                  // the matmul after this may start streaming its weights
     extern __shared__ float buf[];  // [cols]
-    __shared__ float partial[32];
     const int64_t row = blockIdx.x;
     float* x = a.x + row * a.ldx;
     const float* y = a.y ? a.y + row * a.ldy : nullptr;
@@ -67,7 +56,7 @@ __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a)
         buf[c] = v;
         ss += v * v;
     }
-    ss = block_sum_1024(ss, partial);
+    ss = block_sum(ss);
     const float inv = 1.0f / sqrtf(ss / static_cast<float>(a.cols) + a.eps);
     float* xn = a.xn + row * a.ldn;
     for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
@@ -93,19 +82,7 @@ __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a)
         }
         return;
     }
-    // Butterflies of every block at once: pair t of the row is pair t % (block / 2) of block
-    // t / (block / 2).
-    const int half = a.block / 2;
-    for (int len = 1; len < a.block; len <<= 1) {
-        for (int t = threadIdx.x; t < a.cols / 2; t += blockDim.x) {
-            const int b = t / half, u = t - b * half;
-            const int i = b * a.block + (u / len) * 2 * len + u % len;
-            const float p = buf[i], q = buf[i + len];
-            buf[i] = p + q;
-            buf[i + len] = p - q;
-        }
-        __syncthreads();
-    }
+    hadamard_shared(buf, a.cols, a.block);
     for (int c = threadIdx.x; c < a.cols; c += blockDim.x) xr[c] = buf[c] * a.norm;
 }
 

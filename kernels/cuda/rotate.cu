@@ -31,15 +31,7 @@ __global__ void __launch_bounds__(kMaxThreads)
     const float* s = signs + c0;
     for (int i = threadIdx.x; i < block; i += blockDim.x) buf[i] = SignsFirst ? xr[i] * s[i] : xr[i];
     __syncthreads();
-    for (int len = 1; len < block; len <<= 1) {
-        for (int t = threadIdx.x; t < block / 2; t += blockDim.x) {
-            const int i = (t / len) * 2 * len + t % len;
-            const float a = buf[i], b = buf[i + len];
-            buf[i] = a + b;
-            buf[i + len] = a - b;
-        }
-        __syncthreads();
-    }
+    hadamard_shared(buf, block, block);
     float* yr = y + row * ldy + c0;
     for (int i = threadIdx.x; i < block; i += blockDim.x)
         yr[i] = SignsFirst ? buf[i] * norm : buf[i] * norm * s[i];
