@@ -2,13 +2,15 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <cstdio>
-#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 
+#include "engine/model/synthetic_weights.h"
 #include "kernels/formats.h"
 #ifdef NIWA_HAVE_CUDA
 #include "kernels/cuda/bench_kernels.h"
@@ -22,18 +24,13 @@ namespace {
 
 constexpr int kIters = 50;
 
-// A random ternary matrix of the given packing in the backend's memory.
+// A random ternary matrix of the given packing (mkmodel's generator) in the backend's memory.
 kernels::Weight random_weight(kernels::Ops& ops, kernels::DType type, int64_t in, int64_t out) {
-    std::mt19937 rng(uint32_t(in * 31 + out));
     const size_t row_bytes = kernels::dtype_row_bytes(type, in);
     std::vector<uint8_t> host(row_bytes * size_t(out));
-    std::vector<int8_t> trits(static_cast<size_t>(in));
-    std::vector<float> scales(static_cast<size_t>(in / kernels::kQuantBlock));
-    for (int64_t r = 0; r < out; ++r) {
-        for (auto& t : trits) t = int8_t(int(rng() % 3) - 1);
-        for (auto& s : scales) s = 0.01f + float(rng() % 1000) * 1e-5f;
-        kernels::pack_ternary_row(type, trits.data(), scales.data(), host.data() + size_t(r) * row_bytes, in);
-    }
+    const model::TensorSpec spec{"bench.weight", {in, out}, model::TensorKind::Ternary, true};
+    model::fill_synthetic_tensor(spec, static_cast<gguf::TensorType>(static_cast<uint32_t>(type)), 1, 0, host,
+                                 int(std::max(1u, std::thread::hardware_concurrency())));
     void* p = ops.alloc(host.size());
     ops.upload(p, host.data(), host.size());
     return kernels::Weight{p, type, in, out, row_bytes};

@@ -208,6 +208,17 @@ void RankForward::issue(const StepPlan& step, int64_t first_chunk) {
     ops_.matmul(w_.output, xro.rows_view(0, first_chunk), first(logits_, first_chunk));
 }
 
+void RankForward::stacked_matmul(const kernels::Weight& stacked,
+                                 std::initializer_list<const kernels::Weight*> parts, const Tensor& x,
+                                 const Tensor& y) {
+    if (stacked.data) return ops_.matmul(stacked, x, y);
+    int64_t c0 = 0;
+    for (const kernels::Weight* w : parts) {
+        ops_.matmul(*w, x, y.cols_view(c0, w->out));
+        c0 += w->out;
+    }
+}
+
 const kernels::Rotation& RankForward::input_rotation(const LayerWeights& L) {
     return L.attention ? L.attn.in_rot : L.gdn.in_rot;
 }
@@ -219,12 +230,7 @@ void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
     const Tensor qg = first(qg_, T), kv = first(kv_, T), k = kv.cols_view(0, nkv * D),
                  v = kv.cols_view(nkv * D, nkv * D);
     ops_.matmul(A.q, xr, qg);
-    if (A.kv.data) {
-        ops_.matmul(A.kv, xr, kv);
-    } else {
-        ops_.matmul(A.k, xr, k);
-        ops_.matmul(A.v, xr, v);
-    }
+    stacked_matmul(A.kv, {&A.k, &A.v}, xr, kv);
     // Per head, attn_q gives [query | gate]: view both halves as rows of one head each.
     const Tensor heads{qg.data, qg.type, T * nh, 2 * D, 2 * D};
     const Tensor q_rows{q_.data, q_.type, T * nh, D, D};
@@ -253,19 +259,8 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     const Tensor qkvz = first(qkvz_, T), ab = first(ab_, T), conv = first(conv_, T);
     const Tensor qkv = qkvz.cols_view(0, qkv_dim), z = qkvz.cols_view(qkv_dim, nv * ds);
     const Tensor a = ab.cols_view(0, nv), b = ab.cols_view(nv, nv);
-    if (G.qkvz.data) {
-        ops_.matmul(G.qkvz, xr, qkvz);
-    } else {
-        ops_.matmul(G.qkv, xr, qkv);
-        ops_.matmul(G.gate, xr, z);
-    }
-    // ssm_alpha and ssm_beta read the plain normed input
-    if (G.ab.data) {
-        ops_.matmul(G.ab, xn, ab);
-    } else {
-        ops_.matmul(G.alpha, xn, a);
-        ops_.matmul(G.beta, xn, b);
-    }
+    stacked_matmul(G.qkvz, {&G.qkv, &G.gate}, xr, qkvz);
+    stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);  // alpha and beta read the plain normed input
     const kernels::GdnState& st = cache_.state[size_t(il)];
     ops_.conv1d_silu(qkv, G.conv, hp_.ssm_conv_kernel, st, info_, conv);
     // q and k heads in one call: conv's first 2 nk heads of each row, normalised per head into
@@ -290,12 +285,7 @@ void RankForward::ffn(int il, const Tensor& xr, const Tensor& y) {
     const int64_t T = n_tokens_;
     const int64_t F = plan_.ffn.size();
     const Tensor gu = first(fgu_, T), g = gu.cols_view(0, F), u = gu.cols_view(F, F), h = first(fh_, T);
-    if (L.ffn_gate_up.data) {
-        ops_.matmul(L.ffn_gate_up, xr, gu);
-    } else {
-        ops_.matmul(L.ffn_gate, xr, g);
-        ops_.matmul(L.ffn_up, xr, u);
-    }
+    stacked_matmul(L.ffn_gate_up, {&L.ffn_gate, &L.ffn_up}, xr, gu);
     ops_.swiglu(g, u, h);
     ops_.rotate(h, L.ffn_down_rot, true, g);
     ops_.matmul(L.ffn_down, g, y);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <vector>
@@ -58,6 +59,10 @@ private:
     // A sublayer reads the normed rows rotated for its weights (xr; GDN also the plain ones,
     // xn) and writes its output to y.
     static const kernels::Rotation& input_rotation(const LayerWeights& L);
+    // y = x · [parts]ᵀ: one matmul when the parts are stacked in `stacked` (weights.h), else
+    // one per part into consecutive column ranges of y.
+    void stacked_matmul(const kernels::Weight& stacked, std::initializer_list<const kernels::Weight*> parts,
+                        const kernels::Tensor& x, const kernels::Tensor& y);
     void attention_layer(int il, const kernels::Tensor& xr, const kernels::Tensor& y);
     void gdn_layer(int il, const kernels::Tensor& xn, const kernels::Tensor& xr, const kernels::Tensor& y);
     void ffn(int il, const kernels::Tensor& xr, const kernels::Tensor& y);

@@ -1,5 +1,6 @@
 #include "engine/model/weights.h"
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -118,25 +119,22 @@ public:
         auto* base = static_cast<uint8_t*>(w_.ops_.alloc(bytes));
         w_.owned_.push_back(base);
         out = kernels::Weight{base, first.type, first.in, 0, first.row_stride};
+        std::vector<const void*> old;
         for (kernels::Weight* p : parts) {
             const size_t n = size_t(p->out) * p->row_stride;
             uint8_t* dst = base + size_t(out.out) * out.row_stride;
             w_.ops_.copy(dst, p->data, n);
-            release(p->data);
+            old.push_back(p->data);
             p->data = dst;
             out.out += p->out;
         }
-    }
-
-    // Frees an upload (its bytes now live in a stacked copy).
-    void release(const void* p) {
-        for (auto it = w_.owned_.begin(); it != w_.owned_.end(); ++it)
-            if (*it == p) {
-                w_.ops_.synchronize();  // the copy out of it has run
-                w_.ops_.free(*it);
-                w_.owned_.erase(it);
-                return;
-            }
+        w_.ops_.synchronize();  // the copies out of the separate uploads have run: free them
+        for (const void* p : old) {
+            const auto it = std::find(w_.owned_.begin(), w_.owned_.end(), p);
+            if (it == w_.owned_.end()) continue;
+            w_.ops_.free(*it);
+            w_.owned_.erase(it);
+        }
     }
 
     void* upload(const void* src, size_t bytes) {
