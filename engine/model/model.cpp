@@ -61,7 +61,8 @@ kernels::DType kv_type_of(const ModelConfig& cfg) {
 
 constexpr size_t kGiB = size_t(1) << 30;
 // Kept free on a GPU after planning: the CUDA context's growth, kernel workspaces that grow
-// on first use (attention partials, matmul tiles), the driver's own allocations.
+// on first use (attention partials, matmul split-K partials, the prefill GEMM's fp16 weight
+// slab of at most 128 MiB and fp16 copy of x, cuBLAS's own), the driver's own allocations.
 constexpr size_t kGpuReserve = size_t(768) << 20;
 
 }  // namespace

@@ -33,6 +33,9 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     NIWA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     const char* pdl = std::getenv("NIWA_PDL");
     overlap_ = props_.major >= 9 && !(pdl && std::string(pdl) == "0");
+    const char* gemm = std::getenv("NIWA_PREFILL_GEMM");
+    if (gemm && std::string(gemm) == "cublas") prefill_gemm_ = PrefillGemm::Cublas;
+    if (gemm && std::string(gemm) == "tiles") prefill_gemm_ = PrefillGemm::Tiles;
 }
 
 CudaOps::~CudaOps() {
@@ -40,6 +43,7 @@ CudaOps::~CudaOps() {
     if (stream_) cudaStreamSynchronize(stream_);
     for (Buffer& b : workspace_)
         if (b.p) cudaFree(b.p);
+    if (blas_) cublasDestroy(blas_);
     if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -112,7 +116,7 @@ void* CudaOps::workspace(Workspace id, size_t bytes) {
     if (b.bytes < bytes) {
         if (b.p) {
             NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-            NIWA_CUDA_CHECK(cudaFree(b.p));
+            free(b.p);
             b = {};
         }
         b.p = alloc(bytes);
@@ -120,6 +124,20 @@ void* CudaOps::workspace(Workspace id, size_t bytes) {
         ++epoch_;
     }
     return b.p;
+}
+
+cublasHandle_t CudaOps::blas() {
+    if (!blas_) {
+        NIWA_CUDA_CHECK(cudaSetDevice(device_));
+        if (cublasCreate(&blas_) != CUBLAS_STATUS_SUCCESS) {
+            blas_ = nullptr;
+            throw std::runtime_error("cuBLAS could not start on GPU " + std::to_string(device_) +
+                                     " (out of memory?); lower --mem-fraction");
+        }
+        if (cublasSetStream(blas_, stream_) != CUBLAS_STATUS_SUCCESS)
+            throw std::runtime_error("cuBLAS could not take the backend's stream");
+    }
+    return blas_;
 }
 
 namespace {

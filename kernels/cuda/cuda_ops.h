@@ -4,6 +4,7 @@
 // This header is included by .cu files: C++17 only.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -36,6 +37,20 @@ public:
     // Whether kernels that support it are launched to overlap the one before them (pdl.cuh):
     // on sm_90 and later, unless NIWA_PDL=0 in the environment (for measurements).
     bool overlap_launches() const { return overlap_; }
+    // How matmuls of more than 32 rows run in Precision::Mixed: Auto takes cuBLAS on fp16
+    // weights dequantized to scratch (matmul_cublas.cu), measured faster than the tensor-core
+    // tiles (matmul_prefill.cu) on every layer shape from 48 rows (docs/BENCHMARKS.md); Cublas
+    // and Tiles force one, for tests and measurements (NIWA_PREFILL_GEMM=cublas|tiles in the
+    // environment does the same).
+    enum class PrefillGemm { Auto, Cublas, Tiles };
+    PrefillGemm prefill_gemm() const { return prefill_gemm_; }
+    void set_prefill_gemm(PrefillGemm g) { prefill_gemm_ = g; }
+    // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
+    // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
+    size_t gemm_scratch_limit() const { return gemm_scratch_limit_; }
+    void set_gemm_scratch_limit(size_t bytes) { gemm_scratch_limit_ = bytes; }
+    // The backend's cuBLAS handle on its stream, created on first use.
+    cublasHandle_t blas();
     MemoryInfo memory_info() const override;
 
     // Every allocation has kTailPad readable bytes past its end, so a kernel may load a row's
@@ -81,7 +96,7 @@ public:
 
     // Scratch device memory for op `id` (one Workspace value per user), grown on demand and
     // kept: after a warm-up step no op allocates. Valid until the next call with the same id.
-    enum class Workspace { Matmul, Rotate, Attention, GatedDeltaRule, Sample, Count };
+    enum class Workspace { Matmul, GemmInput, GemmWeights, Rotate, Attention, GatedDeltaRule, Sample, Count };
     void* workspace(Workspace id, size_t bytes);
 
 private:
@@ -99,6 +114,9 @@ private:
     size_t allocated_ = 0;
     uint64_t epoch_ = 0;  // bumped whenever a workspace moves
     bool overlap_ = false;
+    PrefillGemm prefill_gemm_ = PrefillGemm::Auto;
+    size_t gemm_scratch_limit_ = size_t(128) << 20;
+    cublasHandle_t blas_ = nullptr;
 };
 
 // Argument checks for the op files (kernels/op_checks.h, naming this backend).

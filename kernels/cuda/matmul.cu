@@ -1,6 +1,7 @@
 // matmul: argument checks, the choice of kernel, and the fp32 kernels (Precision::Fp32, and
 // non-ternary weights at decode sizes). Ternary decode runs on tensor cores in
-// matmul_decode.cu; large batches in Mixed precision in matmul_prefill.cu.
+// matmul_decode.cu; larger batches in Mixed precision through cuBLAS on dequantized weights
+// (matmul_cublas.cu), or the tensor-core tiles of matmul_prefill.cu when asked.
 //
 // fp32 decode (n <= 32): one warp per output row reads the row once for every row of x; a
 // lane takes four consecutive inputs of each 128-wide chunk (one PQ2_0 byte), and ternary
@@ -277,7 +278,10 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     }
     const bool mixed = precision_ == Precision::Mixed;
     if (mixed && a.n <= kDecodeMaxRows && is_ternary(a.type)) return launch_ternary_decode(*this, a);
-    if (mixed && a.n > kDecodeMaxRows) return launch_mma_prefill(*this, a);
+    if (mixed && a.n > kDecodeMaxRows) {
+        return prefill_gemm_ == PrefillGemm::Tiles ? launch_mma_prefill(*this, a)
+                                                   : launch_cublas_prefill(*this, a);
+    }
     with_weight_type(a.type, [&](auto tag) {
         constexpr DType T = decltype(tag)::value;
         if (a.n <= kDecodeMaxRows && a.out < kSmallOutRows)

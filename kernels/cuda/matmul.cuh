@@ -43,5 +43,8 @@ void for_each_row_group(const MatmulArgs& a, int64_t rows, F&& f) {
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a);
 // Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a);
+// Any weight type: dequantized to fp16 scratch, one cuBLAS GEMM per slab of rows that fits
+// ops.gemm_scratch_limit() (Precision::Mixed, large n).
+void launch_cublas_prefill(CudaOps& ops, const MatmulArgs& a);
 
 }  // namespace niwa::kernels::cuda

@@ -1,10 +1,14 @@
 // The CUDA matmul against the CPU oracle: every weight type, both precisions, x row counts on
 // both sides of the decode/prefill switch (1, 7, 32, 33, 200), odd row counts, strided views
-// of x, y and the weight (a shard starting mid-row), and the model's real shapes.
+// of x, y and the weight (a shard starting mid-row), and the model's real shapes. Both
+// prefill paths (cuBLAS on dequantized weights, the tensor-core tiles) on every type, and
+// against each other.
 #include "tests/kernels/cuda/cuda_test_util.h"
 
 #include <QtTest>
 #include <cstring>
+
+#include "kernels/cuda/cuda_ops.h"
 
 using namespace niwa::kernels;
 using namespace niwa::kernels::test;
@@ -51,7 +55,8 @@ struct Case {
 };
 
 // Runs one case on both backends; returns the relative error and checks y's padding untouched.
-double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng) {
+// With `gpu_y`, also returns the GPU's result (padding included).
+double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vector<float>* gpu_y = nullptr) {
     const int64_t block = dtype_block_elems(t);
     const int64_t full_in = c.in + c.col_block * block;
     const size_t stride = dtype_row_bytes(t, full_in) + c.row_pad;
@@ -71,6 +76,7 @@ double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng) {
     for (int64_t r = 0; r < c.n; ++r)
         for (int64_t o = c.out; o < c.out + c.y_pad; ++o)
             if (!std::isnan(got.at(r, o))) return INFINITY;  // wrote past the row
+    if (gpu_y) *gpu_y = got.buf;
     return tensor_error(got, want);
 }
 
@@ -152,6 +158,59 @@ private slots:
             QVERIFY(run_case(b, DType::PQ2_0, c, rng) <= 3e-2);
             QVERIFY(run_case(b, DType::PQ2_0, Case{640, 17408, 1, 0, 0, 0, 0}, rng) <= 3e-2);
         }
+    }
+
+    // Prefill sizes through each path on its own: cuBLAS on dequantized fp16 weights (one slab,
+    // and slabs of rows when the scratch limit is low) and the tensor-core tiles; both against
+    // the CPU, and against each other (the same fp16 operands: they differ only in summation
+    // order). Odd `in` for the element types, shards starting mid-row, strided x and y.
+    void prefillPaths_data() {
+        QTest::addColumn<int>("type");
+        for (DType t : kTypes) QTest::newRow(dtype_name(t)) << static_cast<int>(t);
+    }
+
+    void prefillPaths() {
+        QFETCH(int, type);
+        const auto t = static_cast<DType>(type);
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        const int64_t block = dtype_block_elems(t);
+        const int64_t odd_in = block == 1 ? 101 : 9 * block;
+        const Case cases[] = {
+            {1030, 1280, 129, 0, 0, 0, 0},
+            {300, 2048, 200, 4, 0, 1, 5},
+            {77, odd_in, 33, 4, 1, 3, 2},
+            {640, 5120, 517, 0, 0, 0, 0},
+        };
+        for (const Case& c : cases) {
+            for (const size_t limit : {size_t(128) << 20, size_t(256) << 10}) {
+                std::mt19937 rng_b(4000 + type), rng_t(4000 + type);
+                std::vector<float> via_blas, via_tiles;
+                cuda.set_gemm_scratch_limit(limit);
+                cuda.set_prefill_gemm(cuda::CudaOps::PrefillGemm::Cublas);
+                const double err_b = run_case(b, t, c, rng_b, &via_blas);
+                cuda.set_prefill_gemm(cuda::CudaOps::PrefillGemm::Tiles);
+                const double err_t = run_case(b, t, c, rng_t, &via_tiles);
+                double diff = 0.0, peak = 0.0;  // the written elements differ; NaN padding does not
+                for (size_t i = 0; i < via_blas.size(); ++i)
+                    if (!std::isnan(via_tiles[i])) {
+                        diff = std::max(diff, double(std::fabs(via_blas[i] - via_tiles[i])));
+                        peak = std::max(peak, double(std::fabs(via_tiles[i])));
+                    }
+                const double apart = diff / peak;
+                qInfo("%s %lldx%lld n=%lld limit %zu KiB: cuBLAS %.3g, tiles %.3g, apart %.3g", dtype_name(t),
+                      static_cast<long long>(c.out), static_cast<long long>(c.in),
+                      static_cast<long long>(c.n), limit >> 10, err_b, err_t, apart);
+                QVERIFY2(err_b <= 3e-2 && err_t <= 3e-2, qPrintable(QString("%1x%2 n=%3: cuBLAS %4 tiles %5")
+                                                                        .arg(c.out)
+                                                                        .arg(c.in)
+                                                                        .arg(c.n)
+                                                                        .arg(err_b)
+                                                                        .arg(err_t)));
+                QVERIFY2(apart <= 1e-4, qPrintable(QString("the paths differ by %1").arg(apart)));
+            }
+        }
+        cuda.set_prefill_gemm(cuda::CudaOps::PrefillGemm::Auto);
     }
 
     void rejectsMismatchedShapes() {

@@ -1,0 +1,161 @@
+// Prefill matmul through cuBLAS (Precision::Mixed, large n): the weight is dequantized
+// (code times scale, any weight type) into an fp16 scratch matrix, x converted to fp16 beside
+// it, and one fp16 GEMM with fp32 accumulation writes y in fp32. The operands are the same fp16
+// values matmul_prefill.cu's tiles hold, so the two paths agree to accumulation order.
+//
+// Dequantizing costs ~2.3 bytes of traffic per weight (0.27 read, 2 written) against the
+// GEMM's 2·n FLOPs per weight: under 5 % of the GEMM's time from n = 1024 on an H200. The
+// scratch is bounded (CudaOps::gemm_scratch_limit): a larger matrix runs as slabs of rows, one
+// GEMM each.
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/dequant.cuh"
+#include "kernels/cuda/matmul.cuh"
+
+namespace niwa::kernels::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// fp16 row stride of both scratch matrices: 16-byte rows, as cuBLAS's fast kernels want.
+int64_t half_ld(int64_t in) {
+    return (in + 7) / 8 * 8;
+}
+
+// Rows [r0, r0 + rows) of W to fp16, row-major with `ld` halves a row. A warp takes whole
+// rows, one 128-input chunk at a time, 4 inputs a lane (one PQ2_0 code byte), and writes each
+// chunk's 256 bytes in one coalesced store.
+template <DType T>
+__global__ void __launch_bounds__(kThreads)
+    dequant_kernel(MatmulArgs a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
+    for (int64_t r = int64_t(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5); r < rows; r += warps) {
+        const uint8_t* row = a.w + size_t(r0 + r) * a.stride;
+        __half* dst_row = wh + r * ld;
+#pragma unroll 4
+        for (int64_t c = 0; c < a.in; c += 128) {
+            const int64_t k = c + 4 * lane;
+            float v[4];
+            if constexpr (T == DType::PQ2_0) {
+                const uint8_t* blk = row + (k / kQuantBlock) * kPq2BlockBytes;
+                const float d = half_bits_to_float(load_u16(blk));
+                const uint32_t byte = blk[2 + lane];
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    v[i] = static_cast<float>(static_cast<int>((byte >> (2 * i)) & 3) - 1) * d;
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) v[i] = k + i < a.in ? weight_at<T>(row, k + i) : 0.0f;
+            }
+            __half* dst = dst_row + k;
+            if (k + 4 <= a.in) {
+                const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
+                uint2 q;
+                q.x = *reinterpret_cast<const uint32_t*>(&lo);
+                q.y = *reinterpret_cast<const uint32_t*>(&hi);
+                *reinterpret_cast<uint2*>(dst) = q;  // ld and k are multiples of 4: 8-byte aligned
+            } else {
+                for (int i = 0; i < 4 && k + i < a.in; ++i) dst[i] = __float2half_rn(v[i]);
+            }
+        }
+    }
+}
+
+// x (n x in fp32, ldx apart) to fp16 rows `ld` apart; a thread converts 4 inputs.
+__global__ void __launch_bounds__(kThreads) convert_x_kernel(MatmulArgs a, __half* xh, int64_t ld, bool vec) {
+    const int64_t groups = (a.in + 3) / 4;
+    const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+    if (i >= a.n * groups) return;
+    const int64_t n = i / groups, k = (i % groups) * 4;
+    const float* src = a.x + n * a.ldx + k;
+    __half* dst = xh + n * ld + k;
+    if (vec && k + 4 <= a.in) {
+        const float4 f = *reinterpret_cast<const float4*>(src);
+        const __half2 lo = __floats2half2_rn(f.x, f.y), hi = __floats2half2_rn(f.z, f.w);
+        uint2 q;
+        q.x = *reinterpret_cast<const uint32_t*>(&lo);
+        q.y = *reinterpret_cast<const uint32_t*>(&hi);
+        *reinterpret_cast<uint2*>(dst) = q;
+    } else {
+        for (int j = 0; j < 4 && k + j < a.in; ++j) dst[j] = __float2half_rn(src[j]);
+    }
+}
+
+template <DType T>
+void launch_dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
+    const int64_t max_blocks = int64_t(ops.props().multiProcessorCount) * 16;
+    const int blocks = int(std::min<int64_t>(max_blocks, (rows + kThreads / 32 - 1) / (kThreads / 32)));
+    dequant_kernel<T><<<blocks, kThreads, 0, ops.stream()>>>(a, r0, rows, wh, ld);
+    NIWA_CUDA_LAUNCHED("matmul dequant_kernel");
+}
+
+void dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
+    switch (a.type) {
+        case DType::F32:
+            return launch_dequant<DType::F32>(ops, a, r0, rows, wh, ld);
+        case DType::F16:
+            return launch_dequant<DType::F16>(ops, a, r0, rows, wh, ld);
+        case DType::BF16:
+            return launch_dequant<DType::BF16>(ops, a, r0, rows, wh, ld);
+        case DType::Q8_0:
+            return launch_dequant<DType::Q8_0>(ops, a, r0, rows, wh, ld);
+        case DType::PQ2_0:
+            return launch_dequant<DType::PQ2_0>(ops, a, r0, rows, wh, ld);
+        case DType::PTQ1_0:
+            return launch_dequant<DType::PTQ1_0>(ops, a, r0, rows, wh, ld);
+        default:
+            require(false, "matmul", std::string(dtype_name(a.type)) + " is not a weight type");
+    }
+}
+
+void check_blas(cublasStatus_t st, const char* what) {
+    if (st != CUBLAS_STATUS_SUCCESS)
+        throw std::runtime_error(std::string("cuBLAS ") + what + " failed with status " +
+                                 std::to_string(int(st)));
+}
+
+// Rows of W dequantized at once: all of them when they fit the limit, else equal slabs (a
+// multiple of 128 rows, at least 128) so no GEMM is a sliver.
+int64_t slab_rows(int64_t out, int64_t in, size_t limit) {
+    const int64_t fit =
+        std::max<int64_t>(128, int64_t(limit / (size_t(half_ld(in)) * sizeof(__half))) / 128 * 128);
+    if (fit >= out) return out;
+    const int64_t slabs = (out + fit - 1) / fit;
+    return ((out + slabs - 1) / slabs + 127) / 128 * 128;
+}
+
+}  // namespace
+
+void launch_cublas_prefill(CudaOps& ops, const MatmulArgs& a) {
+    const int64_t ld = half_ld(a.in);
+    const int64_t slab = slab_rows(a.out, a.in, ops.gemm_scratch_limit());
+    auto* xh = static_cast<__half*>(
+        ops.workspace(CudaOps::Workspace::GemmInput, size_t(a.n) * size_t(ld) * sizeof(__half)));
+    auto* wh = static_cast<__half*>(
+        ops.workspace(CudaOps::Workspace::GemmWeights, size_t(slab) * size_t(ld) * sizeof(__half)));
+    const bool vec = reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && a.ldx % 4 == 0;
+    const int64_t groups = a.n * ((a.in + 3) / 4);
+    convert_x_kernel<<<unsigned((groups + kThreads - 1) / kThreads), kThreads, 0, ops.stream()>>>(a, xh, ld,
+                                                                                                  vec);
+    NIWA_CUDA_LAUNCHED("matmul convert_x_kernel");
+
+    cublasHandle_t h = ops.blas();
+    const float one = 1.0f, zero = 0.0f;
+    for (int64_t r0 = 0; r0 < a.out; r0 += slab) {
+        const int64_t rows = std::min(slab, a.out - r0);
+        dequant(ops, a, r0, rows, wh, ld);
+        // Column-major view: y[n][o] is C (rows x n, ld ldy) = Wᵀ-stored-as-(in x rows)ᵀ · xh (in x n).
+        check_blas(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(rows), int(a.n), int(a.in), &one, wh,
+                                CUDA_R_16F, int(ld), xh, CUDA_R_16F, int(ld), &zero, a.y + r0, CUDA_R_32F,
+                                int(a.ldy), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "fp16 GEMM");
+    }
+}
+
+}  // namespace niwa::kernels::cuda
