@@ -15,6 +15,7 @@
 #ifdef NIWA_HAVE_CUDA
 #include "kernels/cuda/bench_kernels.h"
 #include "kernels/cuda/bench_sequence.h"
+#include "kernels/cuda/cuda_ops.h"
 #endif
 
 namespace niwa::cli {
@@ -78,6 +79,7 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
         shapes.insert({uint32_t(t.type), t.ne[0], t.ne[1]});
     }
     out["matmul"] = nlohmann::json::array();
+    out["matmul_prefill"] = nlohmann::json::array();
     for (const auto& [type, in, rows] : shapes) {
         const kernels::Weight w = random_weight(*ops, kernels::DType(type), in, rows);
         for (int n : {1, 8, 24}) {
@@ -97,6 +99,29 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
                             100.0 * t.bytes / t.seconds / bandwidth);
             out["matmul"].push_back(r);
         }
+        // Prefill-sized row counts (a short prompt, a batch of them, a whole chunk) through each
+        // prefill path (cuda_ops.h PrefillGemm): where cuBLAS on dequantized weights pays.
+        auto& cuda = dynamic_cast<kernels::cuda::CudaOps&>(*ops);
+        for (const int n : {48, 128, m.config().max_step_tokens})
+            for (const auto path :
+                 {kernels::cuda::CudaOps::PrefillGemm::Cublas, kernels::cuda::CudaOps::PrefillGemm::Tiles}) {
+                cuda.set_prefill_gemm(path);
+                const kernels::KernelTiming t = kernels::time_matmul(*ops, w, n, 5);
+                const char* name = path == kernels::cuda::CudaOps::PrefillGemm::Cublas ? "cublas" : "tiles";
+                out["matmul_prefill"].push_back({{"type", kernels::dtype_name(w.type)},
+                                                 {"in", in},
+                                                 {"out", rows},
+                                                 {"rows", n},
+                                                 {"path", name},
+                                                 {"us", t.seconds * 1e6},
+                                                 {"tflops", t.flops / t.seconds / 1e12}});
+                if (!json)
+                    std::printf("matmul prefill %-6s %6lldx%-6lld n=%-5d %-6s %9.1f us  %6.1f TFLOP/s\n",
+                                kernels::dtype_name(w.type), static_cast<long long>(rows),
+                                static_cast<long long>(in), n, name, t.seconds * 1e6,
+                                t.flops / t.seconds / 1e12);
+            }
+        cuda.set_prefill_gemm(kernels::cuda::CudaOps::PrefillGemm::Auto);
         ops->free(const_cast<void*>(w.data));
     }
     out["attention_decode"] = nlohmann::json::array();
@@ -128,6 +153,43 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
             std::printf("delta rule decode batch %-3lld        %8.1f us  %7.0f GB/s  %5.1f%%\n",
                         static_cast<long long>(b), tg * 1e6, bg / tg / 1e9, 100.0 * bg / tg / bandwidth);
         }
+    }
+    // Prefill attention: one sequence of n new tokens from an empty cache on an F16 pool; its
+    // FLOPs are 4 * heads * head_dim per causal (query, key) pair.
+    out["attention_prefill"] = nlohmann::json::array();
+    for (int n : {2048, 8192}) {
+        const double t = kernels::cuda::time_attention_prefill(*ops, 1, n, hp.n_head, hp.n_head_kv,
+                                                               hp.head_dim, n > 2048 ? 5 : 20);
+        const double flops = 4.0 * hp.n_head * hp.head_dim * (double(n) * (n + 1) / 2);
+        out["attention_prefill"].push_back({{"tokens", n},
+                                            {"pool", kernels::dtype_name(kernels::DType::F16)},
+                                            {"us", t * 1e6},
+                                            {"flops", flops},
+                                            {"tflop_s", flops / t / 1e12}});
+        if (!json)
+            std::printf("attention prefill %-5d tokens     %9.1f us  %6.1f TFLOP/s\n", n, t * 1e6,
+                        flops / t / 1e12);
+    }
+    // Prefill delta rule (chunked): one sequence of 2048 new tokens from a state. FLOPs as
+    // cmd_bench.cpp's prefill counts them (8 dk dv per token and value head); bytes: q, k, v,
+    // the gates and o once, the state read and written (the chunk workspace not counted).
+    {
+        constexpr int kTokens = 2048;
+        const int nv = int(hp.ssm_n_v_heads), nk = int(hp.ssm_n_k_heads), ds = int(hp.ssm_d_state);
+        const double t = kernels::cuda::time_gdn_prefill(*ops, 1, kTokens, nv, nk, ds, ds, 20);
+        const double flops = 8.0 * kTokens * nv * double(ds) * ds;
+        const double bytes = sizeof(float) * (double(kTokens) * (2.0 * nk * ds + 2.0 * nv * ds + 2.0 * nv) +
+                                              2.0 * nv * double(ds) * ds);
+        out["gdn_prefill"] = nlohmann::json::array();
+        out["gdn_prefill"].push_back({{"batch", 1},
+                                      {"tokens", kTokens},
+                                      {"us", t * 1e6},
+                                      {"gflop_s", flops / t / 1e9},
+                                      {"gb_s", bytes / t / 1e9},
+                                      {"fraction", bytes / t / bandwidth}});
+        if (!json)
+            std::printf("delta rule prefill %-5d tokens    %9.1f us  %7.0f GFLOP/s  %7.0f GB/s  %5.1f%%\n",
+                        kTokens, t * 1e6, flops / t / 1e9, bytes / t / 1e9, 100.0 * bytes / t / bandwidth);
     }
     return out;
 }

@@ -1,8 +1,10 @@
 // kv_store and paged causal attention: the host side plans each step from StepInfo::host_seqs
-// (which rows decode, which prefill, how many splits) and launches attention_decode.cu and
-// attention_prefill.cu's kernels. The pool may be F32, F16 or BF16; softmax is fp32 always.
+// (which rows decode, which prefill, how many splits) and launches attention_decode.cu's and
+// the prefill kernels (attention_prefill.cu in fp32, attention_prefill_mma.cu on tensor cores).
+// The pool may be F32, F16 or BF16; softmax is fp32 always.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -132,9 +134,12 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
     }
 }
 
+// Precision::Mixed on a 16-bit pool runs the tensor-core kernel; otherwise the fp32 one.
 template <typename T>
 void run_prefill(CudaOps& ops, const AttnArgs& a, const HeadGroups& g, const std::vector<int>& seqs,
                  const SeqInfo* host_seqs, int d) {
+    const bool tensor = !std::is_same_v<T, float> && ops.precision() == Precision::Mixed;
+    const int tile_rows = tensor ? prefill_mma_rows(d, ops.props().sharedMemPerBlockOptin) : kPrefillRows;
     int max_group = 1;
     for (int i = 0; i < g.n; ++i) max_group = std::max(max_group, int(g.count[i]));
     for (size_t first = 0; first < seqs.size(); first += kMaxPrefillEntries) {
@@ -146,7 +151,13 @@ void run_prefill(CudaOps& ops, const AttnArgs& a, const HeadGroups& g, const std
             const int s = seqs[first + i];
             e.seq[i] = s;
             const int64_t rows = int64_t(host_seqs[s].n_q) * max_group;
-            e.tile_start[i + 1] = e.tile_start[i] + int32_t((rows + kPrefillRows - 1) / kPrefillRows);
+            e.tile_start[i + 1] = e.tile_start[i] + int32_t((rows + tile_rows - 1) / tile_rows);
+        }
+        if constexpr (!std::is_same_v<T, float>) {
+            if (tensor) {
+                launch_prefill_mma<T>(a, g, e, d, tile_rows, ops.stream());
+                continue;
+            }
         }
         launch_prefill<T>(a, g, e, d, ops.stream());
     }

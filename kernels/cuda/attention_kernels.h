@@ -1,6 +1,7 @@
-// Shared by the paged-attention files (attention.cu plans, attention_decode.cu and
-// attention_prefill.cu launch): launch parameters passed by value, and the device helpers
-// that read KV pool rows of any pool type into fp32. C++17, included by .cu files only.
+// Shared by the paged-attention files (attention.cu plans; attention_decode.cu,
+// attention_prefill.cu and attention_prefill_mma.cu launch): launch parameters passed by value,
+// and the device helpers that read KV pool rows of any pool type into fp32. C++17, included by
+// .cu files only.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -62,8 +63,8 @@ struct PrefillEntries {
     int32_t seq[kMaxPrefillEntries];
     int32_t tile_start[kMaxPrefillEntries + 1];
 };
-constexpr int kPrefillRows = 32;  // query rows of a tile
-constexpr int kPrefillKeys = 32;  // keys of a KV tile
+constexpr int kPrefillRows = 32;  // query rows of an fp32 kernel's tile
+constexpr int kPrefillKeys = 32;  // keys of an fp32 kernel's KV tile
 
 template <typename T>
 __device__ __forceinline__ float to_f32(T x);
@@ -114,5 +115,13 @@ void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Part
 template <typename T>
 void launch_prefill(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& e, int d,
                     cudaStream_t stream);
+
+// The tensor-core prefill (Precision::Mixed, T __half or __nv_bfloat16): its tiles' query rows
+// at head_dim d on a device allowing `smem_optin` bytes of shared memory a block, and its
+// launcher for entries planned with tiles of that many rows.
+int prefill_mma_rows(int d, size_t smem_optin);
+template <typename T>
+void launch_prefill_mma(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& e, int d, int rows,
+                        cudaStream_t stream);
 
 }  // namespace niwa::kernels::cuda::attn

@@ -181,7 +181,8 @@ double time_attention_decode(Ops& ops, int batch, int context, int n_q_heads, in
 
 double time_attention_prefill(Ops& ops, int batch, int n_tokens, int n_q_heads, int n_kv_heads, int head_dim,
                               int iters) {
-    return time_attention(ops, batch, n_tokens, n_tokens, n_q_heads, n_kv_heads, head_dim, iters);
+    // F16: the pool a GPU runs in mixed precision, the tensor-core prefill's.
+    return time_attention(ops, batch, n_tokens, n_tokens, n_q_heads, n_kv_heads, head_dim, iters, DType::F16);
 }
 
 double time_gdn_decode(Ops& ops, int batch, int n_v_heads, int n_k_heads, int dk, int dv, int iters) {

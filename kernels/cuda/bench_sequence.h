@@ -16,8 +16,8 @@ double time_attention_decode(Ops& ops, int batch, int context, int n_q_heads, in
 // head's dk x dv fp32 state read and written once; value head h reads key head h % n_k_heads.
 double time_gdn_decode(Ops& ops, int batch, int n_v_heads, int n_k_heads, int dk, int dv, int iters);
 
-// Prefill forms: `batch` sequences of n_tokens new tokens each from an empty cache (attention
-// tiles) / a random state (the chunked delta rule).
+// Prefill forms: `batch` sequences of n_tokens new tokens each from an empty cache on an F16
+// pool (attention tiles) / a random state (the chunked delta rule).
 double time_attention_prefill(Ops& ops, int batch, int n_tokens, int n_q_heads, int n_kv_heads, int head_dim,
                               int iters);
 double time_gdn_prefill(Ops& ops, int batch, int n_tokens, int n_v_heads, int n_k_heads, int dk, int dv,

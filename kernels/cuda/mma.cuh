@@ -1,5 +1,5 @@
-// Thin wrappers over the PTX the tensor-core matmuls use (sm_80+, valid on sm_90 and sm_120):
-// mma.sync m16n8k16 fp16 with fp32 accumulation, ldmatrix, and cp.async 16-byte copies.
+// Thin wrappers over the PTX the tensor-core kernels use (sm_80+, valid on sm_90 and sm_120):
+// mma.sync m16n8k16 fp16 (and bf16) with fp32 accumulation, ldmatrix, cp.async 16-byte copies.
 // fp16 rather than bf16: a ternary weight times its fp16 scale is exact in fp16, and x keeps
 // 11 significant bits instead of 8 (8x less rounding; whole-model top-1 agreement with the
 // fp32 oracle needs it). Activations here are normalised and Hadamard-rotated, far inside
@@ -22,6 +22,16 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], uint32_t a0, uint32_t a1,
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// The same in bf16 (a bf16 KV pool's K and V reach the tensor cores unconverted).
+__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                         uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -30,6 +40,27 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(smem_addr(p)));
+}
+
+// ldmatrix transposed: a key-major tile as the dimension-major B operand (attention's P·V).
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+// 16 bytes global -> shared, or 16 zero bytes (nothing read) when !valid.
+__device__ __forceinline__ void cp_async16_or_zero(void* smem, const void* global, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(global),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+}
+
+// The same for 4 bytes (rows only 4-byte aligned).
+__device__ __forceinline__ void cp_async4_or_zero(void* smem, const void* global, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)), "l"(global),
+                 "r"(valid ? 4 : 0)
+                 : "memory");
 }
 
 // 16 bytes global -> shared, bypassing L1 (the weight is read once).

@@ -1,7 +1,10 @@
-// Tests of the CUDA gated delta rule against the CPU op, in each mode, on steps of decode
-// tokens, prefill runs (inside, at and past chunk boundaries) and both mixed, from a random
-// state in every slot; the whole state array is compared afterwards (unused slots untouched),
-// and a second step continues from the first.
+// Tests of the CUDA gated delta rule against the CPU op, in each mode and both precisions, on
+// steps of decode tokens, prefill runs (inside, at and past chunk boundaries, several chunks
+// with a ragged last one) and both mixed, from a random state in every slot; the whole state
+// array is compared afterwards (unused slots untouched), and a second step continues from the
+// first. Rows come with odd strides (the chunked kernels' 4-byte copies) and 16-byte-aligned
+// ones (their 16-byte copies, the model's case); 27B's head layout runs long enough to span
+// the chunked kernels' workspace windows.
 #include "kernels/ops.h"
 #include "tests/kernels/cuda/cuda_test_util.h"
 
@@ -15,13 +18,20 @@ constexpr int kSlots = 9;
 struct Geometry {
     int dk, dv, n_k, n_v;
     std::vector<int32_t> key_of_v;
+    bool aligned = false;  // row strides multiples of 4 floats (else odd)
 };
 
-// 27B's layout: 16 key heads, 48 value heads, value head h on key head h % 16 (tiled) — here
-// scaled down in head count, with the same head dims.
-Geometry tiled(int dk, int dv, int n_k, int n_v) {
-    Geometry g{dk, dv, n_k, n_v, std::vector<int32_t>(n_v)};
+// Value head h on key head h % n_k (tiled), in fewer heads than 27B, with the same head dims.
+Geometry tiled(int dk, int dv, int n_k, int n_v, bool aligned = false) {
+    Geometry g{dk, dv, n_k, n_v, std::vector<int32_t>(n_v), aligned};
     for (int h = 0; h < n_v; ++h) g.key_of_v[h] = h % n_k;
+    return g;
+}
+
+// 27B's layout (MODEL.md): 16 key heads, 48 value heads, value head h on key head h / 3.
+Geometry grouped_27b() {
+    Geometry g{128, 128, 16, 48, std::vector<int32_t>(48), true};
+    for (int h = 0; h < 48; ++h) g.key_of_v[h] = h / 3;
     return g;
 }
 
@@ -39,6 +49,7 @@ struct Step {
             si.q_start = n;
             si.n_q = lengths[s];
             si.state_slot = slot_of[s];
+            si.pos0 = 37 * int(s) + 5;  // continuing sequences (the op reads only the state)
             seqs.push_back(si);
             n += lengths[s];
         }
@@ -46,9 +57,10 @@ struct Step {
         info.host_seqs = seqs.data();
         info.n_seqs = int(seqs.size());
         info.n_tokens = n;
-        q = unit_heads(rng, geo, n, int64_t(geo.n_k) * geo.dk + 3);
-        k = unit_heads(rng, geo, n, int64_t(geo.n_k) * geo.dk + 1);
-        v = random_tensor(rng, n, int64_t(geo.n_v) * geo.dv, int64_t(geo.n_v) * geo.dv + 2);
+        const int64_t kw = int64_t(geo.n_k) * geo.dk, vw = int64_t(geo.n_v) * geo.dv;
+        q = unit_heads(rng, geo, n, kw + (geo.aligned ? 4 : 3));
+        k = unit_heads(rng, geo, n, kw + (geo.aligned ? 8 : 1));
+        v = random_tensor(rng, n, vw, vw + (geo.aligned ? 4 : 2));
         g = random_tensor(rng, n, geo.n_v, geo.n_v + 1, -0.8f, -0.001f);
         beta = random_tensor(rng, n, geo.n_v, geo.n_v + 3, 0.05f, 0.95f);
     }
@@ -114,42 +126,49 @@ const char* mode_name(GdnMode m) {
 class TestCudaGatedDeltaRule : public QObject {
     Q_OBJECT
 
-    // Both backends over the same steps in `mode`; outputs and final states within 1e-4.
+    // Both backends over the same steps in each mode, the GPU in each precision (the op is fp32
+    // in both); outputs and final states within 1e-4.
     void check(const char* what, uint32_t seed, const Geometry& geo,
                const std::vector<std::vector<int>>& lengths, const std::vector<std::vector<int>>& slot_of) {
+        std::mt19937 rng(seed);
+        std::vector<Step> steps;
+        steps.reserve(lengths.size());
+        for (size_t i = 0; i < lengths.size(); ++i) steps.emplace_back(rng, geo, lengths[i], slot_of[i]);
+        std::vector<Step*> ptrs;
+        for (Step& s : steps) ptrs.push_back(&s);
+        const std::vector<float> state0 =
+            random_vector(rng, size_t(kSlots) * geo.n_v * geo.dk * geo.dv, -0.5f, 0.5f);
+        const float scale = 1.0f / std::sqrt(float(geo.dk));
+        std::vector<bool> used(kSlots, false);
+        for (const auto& so : slot_of)
+            for (int s : so) used[s] = true;
+        const size_t per_slot = size_t(geo.n_v) * geo.dk * geo.dv;
+        auto cpu = make_cpu_ops(0);
         for (GdnMode mode : {GdnMode::Recurrent, GdnMode::Chunked, GdnMode::Auto}) {
-            std::mt19937 rng(seed);
-            Backends b;
-            std::vector<Step> steps;
-            steps.reserve(lengths.size());
-            for (size_t i = 0; i < lengths.size(); ++i) steps.emplace_back(rng, geo, lengths[i], slot_of[i]);
-            std::vector<Step*> ptrs;
-            for (Step& s : steps) ptrs.push_back(&s);
-            const std::vector<float> state0 =
-                random_vector(rng, size_t(kSlots) * geo.n_v * geo.dk * geo.dv, -0.5f, 0.5f);
-            const float scale = 1.0f / std::sqrt(float(geo.dk));
-            const Result want = run_cpu(*b.cpu, geo, ptrs, state0, mode, scale);
-            const Result got = run_gpu(*b.gpu, geo, ptrs, state0, mode, scale);
-            double e_out = 0.0;
-            for (size_t i = 0; i < steps.size(); ++i)
-                e_out = std::max(e_out, tensor_error(got.outs[i], want.outs[i]));
-            const double e_state = relative_error(std::vector<double>(got.state.begin(), got.state.end()),
-                                                  std::vector<double>(want.state.begin(), want.state.end()));
-            qInfo("%s %s: output error %.3g, state error %.3g", what, mode_name(mode), e_out, e_state);
-            QVERIFY2(
-                e_out <= 1e-4 && e_state <= 1e-4,
-                qPrintable(
-                    QString("%1 %2: output %3 state %4").arg(what, mode_name(mode)).arg(e_out).arg(e_state)));
-            // Slots no sequence used keep their state exactly.
-            std::vector<bool> used(kSlots, false);
-            for (const auto& so : slot_of)
-                for (int s : so) used[s] = true;
-            const size_t per_slot = size_t(geo.n_v) * geo.dk * geo.dv;
-            for (int s = 0; s < kSlots; ++s)
-                if (!used[s])
-                    QVERIFY(std::equal(got.state.begin() + s * per_slot,
-                                       got.state.begin() + (s + 1) * per_slot,
-                                       state0.begin() + s * per_slot));
+            const Result want = run_cpu(*cpu, geo, ptrs, state0, mode, scale);
+            for (Precision p : {Precision::Fp32, Precision::Mixed}) {
+                const char* prec = p == Precision::Fp32 ? "fp32" : "mixed";
+                auto gpu = make_cuda_ops(0, p);
+                const Result got = run_gpu(*gpu, geo, ptrs, state0, mode, scale);
+                double e_out = 0.0;
+                for (size_t i = 0; i < steps.size(); ++i)
+                    e_out = std::max(e_out, tensor_error(got.outs[i], want.outs[i]));
+                const double e_state =
+                    relative_error(std::vector<double>(got.state.begin(), got.state.end()),
+                                   std::vector<double>(want.state.begin(), want.state.end()));
+                qInfo("%s %s %s: output error %.3g, state error %.3g", what, mode_name(mode), prec, e_out,
+                      e_state);
+                QVERIFY2(e_out <= 1e-4 && e_state <= 1e-4, qPrintable(QString("%1 %2 %3: output %4 state %5")
+                                                                          .arg(what, mode_name(mode), prec)
+                                                                          .arg(e_out)
+                                                                          .arg(e_state)));
+                // Slots no sequence used keep their state exactly.
+                for (int s = 0; s < kSlots; ++s)
+                    if (!used[s])
+                        QVERIFY(std::equal(got.state.begin() + s * per_slot,
+                                           got.state.begin() + (s + 1) * per_slot,
+                                           state0.begin() + s * per_slot));
+            }
         }
     }
 
@@ -159,13 +178,20 @@ private slots:
     }
 
     void prefillOnly() {
-        check("prefill 128", 101, tiled(128, 128, 2, 6), {{63, 64, 65, 200}}, {{4, 0, 6, 2}});
+        check("prefill 128", 101, tiled(128, 128, 2, 6), {{1, 63, 64, 65, 200, 700}}, {{4, 0, 6, 2, 8, 3}});
+        check("prefill 128 aligned", 105, tiled(128, 128, 2, 6, true), {{1, 63, 64, 65, 200, 700}},
+              {{4, 0, 6, 2, 8, 3}});
     }
 
     void mixed() {
         check("mixed 128", 102, tiled(128, 128, 4, 12), {{1, 130, 1, 9, 3, 300}}, {{7, 1, 0, 6, 2, 4}});
-        check("mixed 64", 103, tiled(64, 64, 2, 4), {{5, 1, 70, 2}}, {{2, 0, 5, 3}});
+        check("mixed 64", 103, tiled(64, 64, 2, 4), {{5, 1, 70, 2, 129}}, {{2, 0, 5, 3, 7}});
+        check("mixed 64 aligned", 106, tiled(64, 64, 2, 4, true), {{65, 1, 64, 200}}, {{1, 2, 3, 4}});
     }
+
+    // 27B's heads: 20 chunks, more than one workspace window holds (16 at 48 heads), so the
+    // windows split the 200-token sequence.
+    void layout27b() { check("27b", 107, grouped_27b(), {{700, 65, 1, 200, 63, 64}}, {{5, 0, 8, 2, 7, 3}}); }
 
     void stateCarriesAcrossSteps() {
         // A prefill in two steps, then decode steps, the other sequences joining in between.
