@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/dequant.cuh"
 #include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/mma.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -28,8 +29,8 @@ int64_t half_ld(int64_t in) {
 }
 
 // Rows [r0, r0 + rows) of W to fp16, row-major with `ld` halves a row. A warp takes whole
-// rows, one 128-input chunk at a time, 4 inputs a lane (one PQ2_0 code byte), and writes each
-// chunk's 256 bytes in one coalesced store.
+// rows, 512 inputs a pass: a lane decodes 16 (one ternary code word, dequant.cuh) and stores
+// 32 bytes.
 template <DType T>
 __global__ void __launch_bounds__(kThreads)
     dequant_kernel(MatmulArgs a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
@@ -38,30 +39,28 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t r = int64_t(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5); r < rows; r += warps) {
         const uint8_t* row = a.w + size_t(r0 + r) * a.stride;
         __half* dst_row = wh + r * ld;
-#pragma unroll 4
-        for (int64_t c = 0; c < a.in; c += 128) {
-            const int64_t k = c + 4 * lane;
-            float v[4];
-            if constexpr (T == DType::PQ2_0) {
-                const uint8_t* blk = row + (k / kQuantBlock) * kPq2BlockBytes;
-                const float d = half_bits_to_float(load_u16(blk));
-                const uint32_t byte = blk[2 + lane];
+#pragma unroll 2
+        for (int64_t c = 0; c < a.in; c += 512) {
+            const int64_t k = c + 16 * lane;
+            if (k >= a.in) continue;
+            float v[16];
+            if constexpr (T == DType::PQ2_0 || T == DType::PTQ1_0) {
+                using F = TernaryFormat<T>;
+                const uint8_t* blk = row + (k / kQuantBlock) * F::kBytes;
+                const float d = F::scale(blk);
+                const uint32_t word = F::word(blk, int(k % kQuantBlock) / 16);
 #pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    v[i] = static_cast<float>(static_cast<int>((byte >> (2 * i)) & 3) - 1) * d;
+                for (int i = 0; i < 16; ++i)
+                    v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
             } else {
 #pragma unroll
-                for (int i = 0; i < 4; ++i) v[i] = k + i < a.in ? weight_at<T>(row, k + i) : 0.0f;
+                for (int i = 0; i < 16; ++i) v[i] = k + i < a.in ? weight_at<T>(row, k + i) : 0.0f;
             }
             __half* dst = dst_row + k;
-            if (k + 4 <= a.in) {
-                const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
-                uint2 q;
-                q.x = *reinterpret_cast<const uint32_t*>(&lo);
-                q.y = *reinterpret_cast<const uint32_t*>(&hi);
-                *reinterpret_cast<uint2*>(dst) = q;  // ld and k are multiples of 4: 8-byte aligned
+            if (k + 16 <= a.in) {
+                store_f16x16(dst, v);  // ld and k are multiples of 8: 16-byte aligned
             } else {
-                for (int i = 0; i < 4 && k + i < a.in; ++i) dst[i] = __float2half_rn(v[i]);
+                for (int i = 0; i < 16 && k + i < a.in; ++i) dst[i] = __float2half_rn(v[i]);
             }
         }
     }
@@ -77,11 +76,7 @@ __global__ void __launch_bounds__(kThreads) convert_x_kernel(MatmulArgs a, __hal
     __half* dst = xh + n * ld + k;
     if (vec && k + 4 <= a.in) {
         const float4 f = *reinterpret_cast<const float4*>(src);
-        const __half2 lo = __floats2half2_rn(f.x, f.y), hi = __floats2half2_rn(f.z, f.w);
-        uint2 q;
-        q.x = *reinterpret_cast<const uint32_t*>(&lo);
-        q.y = *reinterpret_cast<const uint32_t*>(&hi);
-        *reinterpret_cast<uint2*>(dst) = q;
+        *reinterpret_cast<uint2*>(dst) = make_uint2(f16x2_bits(f.x, f.y), f16x2_bits(f.z, f.w));
     } else {
         for (int j = 0; j < 4 && k + j < a.in; ++j) dst[j] = __float2half_rn(src[j]);
     }

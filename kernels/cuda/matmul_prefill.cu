@@ -1,10 +1,10 @@
 // Tensor-core matmul for batches (n > 32 rows of x, Precision::Mixed), any weight type, when
 // asked for (CudaOps::PrefillGemm::Tiles; cuBLAS on dequantized weights is ~4x faster at a
-// 2048-row chunk and is the default, matmul_cublas.cu): 128 x 128 output tiles, 32 inputs a stage. Each stage's weight tile is dequantized (code
-// times scale) into shared memory as fp16 and x's tile converted to fp16 beside it; 8 warps
-// (2 x 4) run mma.sync m16n8k16 on ldmatrix fragments with fp32 accumulation. The next
-// stage's global loads are issued before the current stage's math (register prefetch into a
-// second shared buffer), so one barrier a stage suffices.
+// 2048-row chunk and is the default, matmul_cublas.cu): 128 x 128 output tiles, 32 inputs a stage. Each
+// stage's weight tile is dequantized (code times scale) into shared memory as fp16 and x's tile converted to
+// fp16 beside it; 8 warps (2 x 4) run mma.sync m16n8k16 on ldmatrix fragments with fp32 accumulation. The
+// next stage's global loads are issued before the current stage's math (register prefetch into a second
+// shared buffer), so one barrier a stage suffices.
 #include <string>
 #include <type_traits>
 
@@ -73,15 +73,6 @@ __device__ __forceinline__ void load_x(const MatmulArgs& a, int64_t n, int64_t k
     for (int i = 0; i < 16; ++i) v[i] = (n < a.n && k + i < a.in) ? xr[i] : 0.0f;
 }
 
-__device__ __forceinline__ void store_f16(__half* dst, const float (&v)[16]) {
-    uint4 q[2];
-    auto* u = reinterpret_cast<uint32_t*>(q);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) u[i] = f16x2_bits(v[2 * i], v[2 * i + 1]);
-    reinterpret_cast<uint4*>(dst)[0] = q[0];
-    reinterpret_cast<uint4*>(dst)[1] = q[1];
-}
-
 template <DType T>
 __global__ void __launch_bounds__(kThreads) matmul_mma_prefill_kernel(MatmulArgs a, bool x_vec) {
     __shared__ __align__(16) __half ws[2][kBM][kLd];
@@ -96,8 +87,8 @@ __global__ void __launch_bounds__(kThreads) matmul_mma_prefill_kernel(MatmulArgs
     float wv[16], xv[16];
     load_weights<T>(a, o0 + lr, lk, wv);
     load_x(a, n0 + lr, lk, x_vec, xv);
-    store_f16(&ws[0][lr][lk], wv);
-    store_f16(&xs[0][lr][lk], xv);
+    store_f16x16(&ws[0][lr][lk], wv);
+    store_f16x16(&xs[0][lr][lk], xv);
     __syncthreads();
 
     const int stages = static_cast<int>((a.in + kBK - 1) / kBK);
@@ -130,8 +121,8 @@ __global__ void __launch_bounds__(kThreads) matmul_mma_prefill_kernel(MatmulArgs
                     mma_f16(acc[mt][nt], af[mt][0], af[mt][1], af[mt][2], af[mt][3], bfr[nt][0], bfr[nt][1]);
         }
         if (more) {
-            store_f16(&ws[buf ^ 1][lr][lk], wv);
-            store_f16(&xs[buf ^ 1][lr][lk], xv);
+            store_f16x16(&ws[buf ^ 1][lr][lk], wv);
+            store_f16x16(&xs[buf ^ 1][lr][lk], xv);
         }
         __syncthreads();
     }

@@ -82,4 +82,14 @@ __device__ __forceinline__ uint32_t f16x2_bits(float lo, float hi) {
     return *reinterpret_cast<const uint32_t*>(&v);
 }
 
+// 16 values as fp16 to dst (32 bytes, 16-byte aligned).
+__device__ __forceinline__ void store_f16x16(__half* dst, const float (&v)[16]) {
+    uint4 q[2];
+    auto* u = reinterpret_cast<uint32_t*>(q);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) u[i] = f16x2_bits(v[2 * i], v[2 * i + 1]);
+    reinterpret_cast<uint4*>(dst)[0] = q[0];
+    reinterpret_cast<uint4*>(dst)[1] = q[1];
+}
+
 }  // namespace niwa::kernels::cuda
