@@ -19,30 +19,6 @@ namespace niwa::kernels::cuda {
 
 namespace {
 
-template <DType T>
-using TypeTag = std::integral_constant<DType, T>;
-
-// Calls f(TypeTag<T>{}) for the weight type t.
-template <typename F>
-void with_weight_type(DType t, F&& f) {
-    switch (t) {
-        case DType::F32:
-            return f(TypeTag<DType::F32>{});
-        case DType::F16:
-            return f(TypeTag<DType::F16>{});
-        case DType::BF16:
-            return f(TypeTag<DType::BF16>{});
-        case DType::Q8_0:
-            return f(TypeTag<DType::Q8_0>{});
-        case DType::PQ2_0:
-            return f(TypeTag<DType::PQ2_0>{});
-        case DType::PTQ1_0:
-            return f(TypeTag<DType::PTQ1_0>{});
-        default:
-            require(false, "matmul", std::string(dtype_name(t)) + " is not a weight type");
-    }
-}
-
 __host__ __device__ constexpr bool is_ternary(DType t) {
     return t == DType::PQ2_0 || t == DType::PTQ1_0;
 }

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_ops.h"
 
@@ -22,6 +24,31 @@ struct MatmulArgs {
     float* y = nullptr;
     int64_t ldy = 0;
 };
+
+template <DType T>
+using TypeTag = std::integral_constant<DType, T>;
+
+// Calls f(TypeTag<T>{}) for the weight type t; throws std::invalid_argument for a type that is
+// not a weight type.
+template <typename F>
+void with_weight_type(DType t, F&& f) {
+    switch (t) {
+        case DType::F32:
+            return f(TypeTag<DType::F32>{});
+        case DType::F16:
+            return f(TypeTag<DType::F16>{});
+        case DType::BF16:
+            return f(TypeTag<DType::BF16>{});
+        case DType::Q8_0:
+            return f(TypeTag<DType::Q8_0>{});
+        case DType::PQ2_0:
+            return f(TypeTag<DType::PQ2_0>{});
+        case DType::PTQ1_0:
+            return f(TypeTag<DType::PTQ1_0>{});
+        default:
+            require(false, "matmul", std::string(dtype_name(t)) + " is not a weight type");
+    }
+}
 
 // Rows of x up to which the decode kernels run (one pass over the weight).
 constexpr int64_t kDecodeMaxRows = 32;

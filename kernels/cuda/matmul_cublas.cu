@@ -91,22 +91,8 @@ void launch_dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows,
 }
 
 void dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
-    switch (a.type) {
-        case DType::F32:
-            return launch_dequant<DType::F32>(ops, a, r0, rows, wh, ld);
-        case DType::F16:
-            return launch_dequant<DType::F16>(ops, a, r0, rows, wh, ld);
-        case DType::BF16:
-            return launch_dequant<DType::BF16>(ops, a, r0, rows, wh, ld);
-        case DType::Q8_0:
-            return launch_dequant<DType::Q8_0>(ops, a, r0, rows, wh, ld);
-        case DType::PQ2_0:
-            return launch_dequant<DType::PQ2_0>(ops, a, r0, rows, wh, ld);
-        case DType::PTQ1_0:
-            return launch_dequant<DType::PTQ1_0>(ops, a, r0, rows, wh, ld);
-        default:
-            require(false, "matmul", std::string(dtype_name(a.type)) + " is not a weight type");
-    }
+    with_weight_type(a.type,
+                     [&](auto tag) { launch_dequant<decltype(tag)::value>(ops, a, r0, rows, wh, ld); });
 }
 
 void check_blas(cublasStatus_t st, const char* what) {

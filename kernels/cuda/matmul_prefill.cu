@@ -150,22 +150,7 @@ void launch(cudaStream_t stream, const MatmulArgs& a) {
 }  // namespace
 
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a) {
-    switch (a.type) {
-        case DType::F32:
-            return launch<DType::F32>(ops.stream(), a);
-        case DType::F16:
-            return launch<DType::F16>(ops.stream(), a);
-        case DType::BF16:
-            return launch<DType::BF16>(ops.stream(), a);
-        case DType::Q8_0:
-            return launch<DType::Q8_0>(ops.stream(), a);
-        case DType::PQ2_0:
-            return launch<DType::PQ2_0>(ops.stream(), a);
-        case DType::PTQ1_0:
-            return launch<DType::PTQ1_0>(ops.stream(), a);
-        default:
-            require(false, "matmul", std::string(dtype_name(a.type)) + " is not a weight type");
-    }
+    with_weight_type(a.type, [&](auto tag) { launch<decltype(tag)::value>(ops.stream(), a); });
 }
 
 }  // namespace niwa::kernels::cuda
