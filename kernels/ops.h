@@ -113,6 +113,10 @@ public:
         size_t free = 0, total = 0, allocated = 0;
     };
     virtual MemoryInfo memory_info() const { return {}; }
+    // Makes the calling thread ready to issue this backend's work; a thread must call it before
+    // its first op on this backend and after issuing another backend's work (CUDA: makes the
+    // backend's device current, as a kernel launch into another device's stream fails).
+    virtual void bind() {}
 
     // Recorded launches (CUDA graphs): `record` runs `issue` in recording mode — the ops it
     // calls check their arguments and plan as usual, but their launches are kept, not run —

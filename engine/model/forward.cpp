@@ -105,6 +105,7 @@ void RankForward::all_reduce(const Tensor& t) {
 }
 
 void RankForward::run(const StepPlan& step, float* logits) {
+    ops_.bind();  // ranks run on their own threads (Model::step)
     upload_step(step);
     const int64_t out = step.n_logit_rows();
     const int64_t first_chunk = std::min(logits_.rows, out);

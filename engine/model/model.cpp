@@ -104,6 +104,7 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     const int threads = std::max(1, (cfg.threads > 0 ? cfg.threads : hw) / cfg.tp);
     const int blocks_for_context = (cfg.max_context + cfg.block_tokens - 1) / cfg.block_tokens;
     const auto build = [&](Rank& rank, int r, const cache::CacheShape& shape) {
+        rank.ops->bind();
         rank.cache = std::make_unique<cache::RankCache>(hp, rank.plan, shape, *rank.ops);
         rank.forward = std::make_unique<RankForward>(hp, rank.plan, *rank.weights, *rank.cache, *rank.ops,
                                                      m->group_->rank(r), cfg.max_step_tokens, cfg.graphs);
@@ -114,6 +115,7 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
         auto rank = std::make_unique<Rank>();
         m->memory_.ranks[size_t(r)].device = device_of(cfg, r);
         rank->ops = make_ops(cfg, m->memory_.ranks[size_t(r)].device, threads);
+        rank->ops->bind();
         rank->plan =
             ShardPlan::make(hp, m->prism_.enabled ? m->prism_.block : 0, m->prism_.gdn_v_grouped, r, cfg.tp);
         rank->weights = std::make_unique<RankWeights>(m->file_, hp, m->prism_, rank->plan, *rank->ops);
@@ -229,7 +231,10 @@ int64_t Model::replayed_steps() const {
 
 void Model::clear_slot(int slot) {
     if (slot < 0 || slot >= cfg_.max_seqs) throw std::runtime_error("state slot out of range");
-    for (auto& r : ranks_) r->cache->clear_slot(slot);
+    for (auto& r : ranks_) {
+        r->ops->bind();
+        r->cache->clear_slot(slot);
+    }
 }
 
 size_t Model::park_bytes(int n_tokens) const {
@@ -264,6 +269,7 @@ cache::ParkedSequence Model::park(int slot, std::span<const int32_t> blocks, int
     p.data = cache::allocate_host(p.bytes);
     std::byte* at = p.data.get();
     for (auto& r : ranks_) {
+        r->ops->bind();
         r->cache->save_sequence(slot, blocks, n_tokens, at);
         at += r->cache->sequence_bytes(n_tokens);
     }
@@ -277,6 +283,7 @@ void Model::restore(const cache::ParkedSequence& parked, int slot, std::span<con
                                " tokens has the wrong size for this model");
     const std::byte* at = parked.data.get();
     for (auto& r : ranks_) {
+        r->ops->bind();
         r->cache->load_sequence(at, slot, blocks, parked.n_tokens);
         at += r->cache->sequence_bytes(parked.n_tokens);
     }

@@ -47,6 +47,10 @@ CudaOps::~CudaOps() {
     if (stream_) cudaStreamDestroy(stream_);
 }
 
+void CudaOps::bind() {
+    NIWA_CUDA_CHECK(cudaSetDevice(device_));
+}
+
 Ops::MemoryInfo CudaOps::memory_info() const {
     NIWA_CUDA_CHECK(cudaSetDevice(device_));
     MemoryInfo m;

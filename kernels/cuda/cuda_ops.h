@@ -52,6 +52,7 @@ public:
     // The backend's cuBLAS handle on its stream, created on first use.
     cublasHandle_t blas();
     MemoryInfo memory_info() const override;
+    void bind() override;
 
     // Every allocation has kTailPad readable bytes past its end, so a kernel may load a row's
     // tail with one 16-byte vector load (the packed weight rows are not multiples of 16 bytes).
