@@ -134,6 +134,31 @@ private:
     }
 };
 
+// Elements k .. k + N - 1 of a row of type T in fp32, zero from `in` on: exactly what weight_at
+// gives. With N = 16 and k a multiple of 16 a ternary block's code word is decoded whole and a
+// Q8_0 block's scale read once (their rows are whole blocks, so k < in means all 16 exist).
+template <DType T, int N>
+__device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_t in, float (&v)[N]) {
+    if constexpr (N == 16 && (T == DType::PQ2_0 || T == DType::PTQ1_0)) {
+        using F = TernaryFormat<T>;
+        const uint8_t* blk = row + (k / kQuantBlock) * F::kBytes;
+        const float d = F::scale(blk);
+        const uint32_t word = F::word(blk, static_cast<int>(k % kQuantBlock) / 16);
+#pragma unroll
+        for (int i = 0; i < 16; ++i)
+            v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
+    } else if constexpr (N == 16 && T == DType::Q8_0) {
+        const uint8_t* blk = row + (k / kQ8BlockElems) * kQ8BlockBytes;
+        const float d = half_bits_to_float(load_u16(blk));
+        const auto* qs = reinterpret_cast<const int8_t*>(blk + 2 + k % kQ8BlockElems);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(qs[i]) * d;
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i) v[i] = k + i < in ? weight_at<T>(row, k + i) : 0.0f;
+    }
+}
+
 // Pair e (0..7) of a code word holds elements (16w + e, 16w + e + 8): after a right shift by
 // pair_shift(e) their codes sit at bit 2s of each 16-bit half, s = pair_log4(e) <= 2.
 __host__ __device__ constexpr int pair_shift(int e) {

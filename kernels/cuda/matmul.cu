@@ -62,8 +62,7 @@ __global__ void __launch_bounds__(kRowwiseWarps * 32) matmul_rowwise_kernel(Matm
             }
         } else {
             float wv[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) wv[j] = k + j < a.in ? weight_at<T>(row, k + j) : 0.0f;
+            weights_at<T>(row, k, a.in, wv);
 #pragma unroll
             for (int r = 0; r < NR; ++r) {
                 if (r >= nr) break;
@@ -100,8 +99,7 @@ __global__ void __launch_bounds__(kSmallOutThreads) matmul_smallout_kernel(Matmu
     for (int r = 0; r < NR; ++r) acc[r] = 0.0f;
     for (int64_t k = 4 * static_cast<int64_t>(threadIdx.x); k < a.in; k += 4 * kSmallOutThreads) {
         float wv[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) wv[j] = k + j < a.in ? weight_at<T>(row, k + j) : 0.0f;
+        weights_at<T>(row, k, a.in, wv);
 #pragma unroll
         for (int r = 0; r < NR; ++r) {
             if (r >= nr) break;

@@ -29,8 +29,8 @@ int64_t half_ld(int64_t in) {
 }
 
 // Rows [r0, r0 + rows) of W to fp16, row-major with `ld` halves a row. A warp takes whole
-// rows, 512 inputs a pass: a lane decodes 16 (one ternary code word, dequant.cuh) and stores
-// 32 bytes.
+// rows, 512 inputs a pass: a lane decodes 16 (dequant.cuh's weights_at: one ternary code word)
+// and stores 32 bytes.
 template <DType T>
 __global__ void __launch_bounds__(kThreads)
     dequant_kernel(MatmulArgs a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
@@ -44,18 +44,7 @@ __global__ void __launch_bounds__(kThreads)
             const int64_t k = c + 16 * lane;
             if (k >= a.in) continue;
             float v[16];
-            if constexpr (T == DType::PQ2_0 || T == DType::PTQ1_0) {
-                using F = TernaryFormat<T>;
-                const uint8_t* blk = row + (k / kQuantBlock) * F::kBytes;
-                const float d = F::scale(blk);
-                const uint32_t word = F::word(blk, int(k % kQuantBlock) / 16);
-#pragma unroll
-                for (int i = 0; i < 16; ++i)
-                    v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
-            } else {
-#pragma unroll
-                for (int i = 0; i < 16; ++i) v[i] = k + i < a.in ? weight_at<T>(row, k + i) : 0.0f;
-            }
+            weights_at<T>(row, k, a.in, v);
             __half* dst = dst_row + k;
             if (k + 16 <= a.in) {
                 store_f16x16(dst, v);  // ld and k are multiples of 8: 16-byte aligned

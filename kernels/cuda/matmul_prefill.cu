@@ -30,32 +30,7 @@ __device__ __forceinline__ void load_weights(const MatmulArgs& a, int64_t o, int
         for (int i = 0; i < 16; ++i) v[i] = 0.0f;
         return;
     }
-    const uint8_t* row = a.w + static_cast<size_t>(o) * a.stride;
-    if constexpr (T == DType::PQ2_0) {
-        const uint8_t* blk = row + (k / kQuantBlock) * kPq2BlockBytes;
-        const float d = half_bits_to_float(load_u16(blk));
-        const uint8_t* qs = blk + 2 + (k % kQuantBlock) / 4;
-        const uint32_t codes =
-            static_cast<uint32_t>(load_u16(qs)) | (static_cast<uint32_t>(load_u16(qs + 2)) << 16);
-#pragma unroll
-        for (int i = 0; i < 16; ++i)
-            v[i] = static_cast<float>(static_cast<int>((codes >> (2 * i)) & 3) - 1) * d;
-    } else if constexpr (T == DType::PTQ1_0) {
-        const uint8_t* blk = row + (k / kQuantBlock) * kPtq1BlockBytes;
-        const float d = half_bits_to_float(load_u16(blk + 26));
-        const int j0 = static_cast<int>(k % kQuantBlock);
-#pragma unroll
-        for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(ptq1_element_code(blk, j0 + i) - 1) * d;
-    } else if constexpr (T == DType::Q8_0) {
-        const uint8_t* blk = row + (k / kQ8BlockElems) * kQ8BlockBytes;
-        const float d = half_bits_to_float(load_u16(blk));
-        const auto* qs = reinterpret_cast<const int8_t*>(blk + 2 + k % kQ8BlockElems);
-#pragma unroll
-        for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(qs[i]) * d;
-    } else {
-#pragma unroll
-        for (int i = 0; i < 16; ++i) v[i] = k + i < a.in ? weight_at<T>(row, k + i) : 0.0f;
-    }
+    weights_at<T>(a.w + static_cast<size_t>(o) * a.stride, k, a.in, v);
 }
 
 // 16 inputs of x row n from input k, zero outside.
