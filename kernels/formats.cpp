@@ -84,6 +84,26 @@ void dequantize_pq2_0(const uint8_t* src, float* dst, int64_t n) {
     }
 }
 
+// PQ2_0S: each run's scales, then its blocks' codes (formats.h).
+void dequantize_pq2_0s(const uint8_t* src, float* dst, int64_t n) {
+    for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+        const uint8_t* run = src + (b / kSplitRunBlocks) * kSplitRunBytes;
+        const float d = fp16_to_f32(load_u16(run + 2 * (b % kSplitRunBlocks)));
+        const uint8_t* qs = run + kSplitScaleBytes + 32 * (b % kSplitRunBlocks);
+        for (int j = 0; j < kQuantBlock; ++j)
+            *dst++ = static_cast<float>(((qs[j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
+    }
+}
+
+// One PQ2_0 row as PQ2_0S.
+void split_pq2_0(const uint8_t* src, uint8_t* dst, int64_t n) {
+    for (int64_t b = 0; b < n / kQuantBlock; ++b, src += kPq2BlockBytes) {
+        uint8_t* run = dst + (b / kSplitRunBlocks) * kSplitRunBytes;
+        std::memcpy(run + 2 * (b % kSplitRunBlocks), src, 2);
+        std::memcpy(run + kSplitScaleBytes + 32 * (b % kSplitRunBlocks), src + 2, 32);
+    }
+}
+
 void dequantize_ptq1_0(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t b = 0; b < n / kQuantBlock; ++b, src += kPtq1BlockBytes, dst += kQuantBlock) {
         const uint8_t* qs = src;
@@ -171,6 +191,8 @@ const char* dtype_name(DType t) {
             return "PQ2_0";
         case DType::PTQ1_0:
             return "PTQ1_0";
+        case DType::PQ2_0S:
+            return "PQ2_0S";
         case DType::I32:
             return "I32";
     }
@@ -183,6 +205,7 @@ int64_t dtype_block_elems(DType t) {
             return kQ8BlockElems;
         case DType::PQ2_0:
         case DType::PTQ1_0:
+        case DType::PQ2_0S:
             return kQuantBlock;
         default:
             return 1;
@@ -200,6 +223,7 @@ int64_t dtype_block_bytes(DType t) {
         case DType::Q8_0:
             return kQ8BlockBytes;
         case DType::PQ2_0:
+        case DType::PQ2_0S:
             return kPq2BlockBytes;
         case DType::PTQ1_0:
             return kPtq1BlockBytes;
@@ -209,6 +233,8 @@ int64_t dtype_block_bytes(DType t) {
 
 size_t dtype_row_bytes(DType t, int64_t n) {
     check_blocks(t, n);
+    if (t == DType::PQ2_0S)
+        return static_cast<size_t>((n + kSplitRunElems - 1) / kSplitRunElems * kSplitScaleBytes + n / 4);
     return static_cast<size_t>(n / dtype_block_elems(t) * dtype_block_bytes(t));
 }
 
@@ -281,6 +307,9 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::PTQ1_0:
             dequantize_ptq1_0(p, dst, n);
             return;
+        case DType::PQ2_0S:
+            dequantize_pq2_0s(p, dst, n);
+            return;
         case DType::I32:
             break;
     }
@@ -305,6 +334,24 @@ void pack_ternary_row(DType t, const int8_t* trits, const float* scales, void* d
         else
             pack_ptq1_0(trits + b * kQuantBlock, d, out + b * kPtq1BlockBytes);
     }
+}
+
+std::vector<uint8_t> convert_rows(DType from, DType to, const void* src, size_t src_stride, int64_t rows,
+                                  int64_t n) {
+    if (from != to && !(from == DType::PQ2_0 && to == DType::PQ2_0S))
+        throw std::invalid_argument(std::string("convert_rows: ") + dtype_name(from) + " to " +
+                                    dtype_name(to) + " is not a conversion Niwa makes");
+    const size_t in_bytes = dtype_row_bytes(from, n), out_bytes = dtype_row_bytes(to, n);
+    std::vector<uint8_t> out(out_bytes * static_cast<size_t>(rows));  // zeros: unused scale slots
+    for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* s = static_cast<const uint8_t*>(src) + static_cast<size_t>(r) * src_stride;
+        uint8_t* d = out.data() + static_cast<size_t>(r) * out_bytes;
+        if (from == to)
+            std::memcpy(d, s, in_bytes);
+        else
+            split_pq2_0(s, d, n);
+    }
+    return out;
 }
 
 }  // namespace niwa::kernels

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace niwa::kernels {
 
@@ -16,6 +17,11 @@ enum class DType : uint32_t {
     PQ2_0 = 142,
     PTQ1_0 = 143,
     I32 = 1000,  // activations only (token ids, positions)
+    // PQ2_0's blocks laid out again by rows, for a backend's matmuls (never in a file): each run
+    // of up to 8 blocks (1024 elements) of a row is 16 bytes of their fp16 scales (unused slots
+    // zero) followed by their 32-byte code arrays (PQ2_0's qs) in order. A run of a 16-byte
+    // aligned row is 16-byte aligned, and so are its codes. Rows are whole: no column slices.
+    PQ2_0S = 1001,
 };
 
 constexpr int kQuantBlock = 128;     // elements per PQ2_0 / PTQ1_0 block
@@ -23,10 +29,14 @@ constexpr int kPq2BlockBytes = 34;   // fp16 d; u8 qs[32]
 constexpr int kPtq1BlockBytes = 28;  // u8 qs[24]; u8 qh[2]; fp16 d
 constexpr int kQ8BlockElems = 32;    // Q8_0: fp16 d; i8 qs[32]
 constexpr int kQ8BlockBytes = 34;
+constexpr int kSplitRunBlocks = 8;  // PQ2_0S: blocks per run
+constexpr int kSplitRunElems = kSplitRunBlocks * kQuantBlock;
+constexpr int kSplitScaleBytes = 16;                                     // a run's scales
+constexpr int kSplitRunBytes = kSplitScaleBytes + kSplitRunBlocks * 32;  // a whole run: 272
 
 const char* dtype_name(DType t);
 int64_t dtype_block_elems(DType t);  // 1 for plain types
-int64_t dtype_block_bytes(DType t);  // element size for plain types
+int64_t dtype_block_bytes(DType t);  // element size for plain types (PQ2_0S: 34, its runs' scales aside)
 // Bytes of `n` elements of type t; n must be a multiple of the block size.
 size_t dtype_row_bytes(DType t, int64_t n);
 
@@ -42,5 +52,11 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 // (scales[n / 128], rounded to fp16) into PQ2_0 or PTQ1_0. Both encodings of the same
 // trits and scales dequantize to identical values.
 void pack_ternary_row(DType t, const int8_t* trits, const float* scales, void* dst, int64_t n);
+
+// `rows` rows of n elements of type `from`, `src_stride` bytes apart, in type `to`: rows of
+// dtype_row_bytes(to, n) bytes back to back. Converts a type to itself (a copy) and PQ2_0 to
+// PQ2_0S; anything else throws std::invalid_argument.
+std::vector<uint8_t> convert_rows(DType from, DType to, const void* src, size_t src_stride, int64_t rows,
+                                  int64_t n);
 
 }  // namespace niwa::kernels

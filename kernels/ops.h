@@ -107,6 +107,9 @@ public:
     // True when the backend's memory is host memory, so weights can stay in the mapped
     // file instead of being copied.
     virtual bool host_memory() const { return false; }
+    // The type this backend multiplies by when a file stores a matrix as `file_type`: the model
+    // loader converts its rows with convert_rows (formats.h) when the two differ.
+    virtual DType weight_layout(DType file_type) const { return file_type; }
     // The backend's device memory: free and total on the card (every process's use counted),
     // and what this Ops has allocated and not freed; all 0 for host memory.
     struct MemoryInfo {

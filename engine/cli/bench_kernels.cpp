@@ -26,15 +26,19 @@ namespace {
 constexpr int kIters = 50;
 
 // A random ternary matrix of the given packing (mkmodel's generator) in the backend's memory.
-kernels::Weight random_weight(kernels::Ops& ops, kernels::DType type, int64_t in, int64_t out) {
+kernels::Weight random_weight(kernels::Ops& ops, kernels::DType type, int64_t in, int64_t out,
+                              bool as_loaded = true) {
     const size_t row_bytes = kernels::dtype_row_bytes(type, in);
     std::vector<uint8_t> host(row_bytes * size_t(out));
     const model::TensorSpec spec{"bench.weight", {in, out}, model::TensorKind::Ternary, true};
     model::fill_synthetic_tensor(spec, static_cast<gguf::TensorType>(static_cast<uint32_t>(type)), 1, 0, host,
                                  int(std::max(1u, std::thread::hardware_concurrency())));
+    // In the layout the model loads it in (CUDA: PQ2_0 as PQ2_0S), or as the file has it.
+    const kernels::DType layout = as_loaded ? ops.weight_layout(type) : type;
+    if (layout != type) host = kernels::convert_rows(type, layout, host.data(), row_bytes, out, in);
     void* p = ops.alloc(host.size());
     ops.upload(p, host.data(), host.size());
-    return kernels::Weight{p, type, in, out, row_bytes};
+    return kernels::Weight{p, layout, in, out, kernels::dtype_row_bytes(layout, in)};
 }
 
 }  // namespace
@@ -82,23 +86,29 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
     out["matmul_prefill"] = nlohmann::json::array();
     for (const auto& [type, in, rows] : shapes) {
         const kernels::Weight w = random_weight(*ops, kernels::DType(type), in, rows);
-        for (int n : {1, 8, 24}) {
-            const kernels::KernelTiming t = kernels::time_matmul(*ops, w, n, kIters);
-            nlohmann::ordered_json r;
-            r["type"] = kernels::dtype_name(w.type);
-            r["in"] = in;
-            r["out"] = rows;
-            r["rows"] = n;
-            r["us"] = t.seconds * 1e6;
-            r["gb_s"] = t.bytes / t.seconds / 1e9;
-            r["fraction"] = t.bytes / t.seconds / bandwidth;
-            if (!json)
-                std::printf("matmul %-6s %6lldx%-6lld n=%-2d %8.1f us  %7.0f GB/s  %5.1f%%\n",
-                            r["type"].get<std::string>().c_str(), static_cast<long long>(rows),
-                            static_cast<long long>(in), n, t.seconds * 1e6, t.bytes / t.seconds / 1e9,
-                            100.0 * t.bytes / t.seconds / bandwidth);
-            out["matmul"].push_back(r);
-        }
+        // The decode kernel of the layout the model loads, and of the file's own where it differs.
+        std::vector<kernels::Weight> layouts = {w};
+        if (w.type != kernels::DType(type))
+            layouts.push_back(random_weight(*ops, kernels::DType(type), in, rows, /*as_loaded=*/false));
+        for (const kernels::Weight& lw : layouts)
+            for (int n : {1, 8, 24}) {
+                const kernels::KernelTiming t = kernels::time_matmul(*ops, lw, n, kIters);
+                nlohmann::ordered_json r;
+                r["type"] = kernels::dtype_name(lw.type);
+                r["in"] = in;
+                r["out"] = rows;
+                r["rows"] = n;
+                r["us"] = t.seconds * 1e6;
+                r["gb_s"] = t.bytes / t.seconds / 1e9;
+                r["fraction"] = t.bytes / t.seconds / bandwidth;
+                if (!json)
+                    std::printf("matmul %-6s %6lldx%-6lld n=%-2d %8.1f us  %7.0f GB/s  %5.1f%%\n",
+                                r["type"].get<std::string>().c_str(), static_cast<long long>(rows),
+                                static_cast<long long>(in), n, t.seconds * 1e6, t.bytes / t.seconds / 1e9,
+                                100.0 * t.bytes / t.seconds / bandwidth);
+                out["matmul"].push_back(r);
+            }
+        for (size_t i = 1; i < layouts.size(); ++i) ops->free(const_cast<void*>(layouts[i].data));
         // Prefill-sized row counts (a short prompt, a batch of them, a whole chunk) through each
         // prefill path (cuda_ops.h PrefillGemm): where cuBLAS on dequantized weights pays.
         auto& cuda = dynamic_cast<kernels::cuda::CudaOps&>(*ops);

@@ -52,8 +52,13 @@ public:
         for (const Range& r : rows)
             for (int64_t i = r.begin; i < r.end; ++i, dst += col_bytes)
                 std::memcpy(dst, base + size_t(i) * row_bytes + col_off, col_bytes);
+        const kernels::DType layout = w_.ops_.weight_layout(type);
+        if (layout != type) {
+            host = kernels::convert_rows(type, layout, host.data(), col_bytes, wt.out, wt.in);
+            wt.type = layout;
+        }
         wt.data = upload(host.data(), host.size());
-        wt.row_stride = col_bytes;
+        wt.row_stride = kernels::dtype_row_bytes(wt.type, wt.in);
         return wt;
     }
 

@@ -146,6 +146,8 @@ void matmul_group(const Weight& w, const float* x, int64_t ldx, const Tensor& y,
 
 void CpuOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     check_matmul("cpu", w, x, y);
+    require(w.type != DType::PQ2_0S, "matmul",
+            "PQ2_0S is a GPU layout; the CPU multiplies by the file's PQ2_0");
     const int64_t n_groups = (w.out + kGroupRows - 1) / kGroupRows;
     const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, kGroupRows * w.in * x.rows));
     pool_.parallel_for(

@@ -36,6 +36,9 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     const char* gemm = std::getenv("NIWA_PREFILL_GEMM");
     if (gemm && std::string(gemm) == "cublas") prefill_gemm_ = PrefillGemm::Cublas;
     if (gemm && std::string(gemm) == "tiles") prefill_gemm_ = PrefillGemm::Tiles;
+    const char* decode = std::getenv("NIWA_DECODE_GEMM");
+    if (decode && std::string(decode) == "registers") decode_gemm_ = DecodeGemm::Registers;
+    if (decode && std::string(decode) == "staged") decode_gemm_ = DecodeGemm::Staged;
 }
 
 CudaOps::~CudaOps() {

@@ -45,12 +45,25 @@ public:
     enum class PrefillGemm { Auto, Cublas, Tiles };
     PrefillGemm prefill_gemm() const { return prefill_gemm_; }
     void set_prefill_gemm(PrefillGemm g) { prefill_gemm_ = g; }
+    // Which kernel multiplies PQ2_0S weights by at most 32 rows: Auto takes the register kernel
+    // (matmul_decode_split.cu) for matrices of kDecodeRegistersBytes or more and the staged one
+    // (matmul_decode.cu) below, each measured faster there (docs/BENCHMARKS.md); Registers and
+    // Staged force one, for tests and measurements (NIWA_DECODE_GEMM=registers|staged).
+    enum class DecodeGemm { Auto, Registers, Staged };
+    static constexpr size_t kDecodeRegistersBytes = size_t(32) << 20;
+    DecodeGemm decode_gemm() const { return decode_gemm_; }
+    void set_decode_gemm(DecodeGemm g) { decode_gemm_ = g; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
     // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
     size_t gemm_scratch_limit() const { return gemm_scratch_limit_; }
     void set_gemm_scratch_limit(size_t bytes) { gemm_scratch_limit_ = bytes; }
     // The backend's cuBLAS handle on its stream, created on first use.
     cublasHandle_t blas();
+    // PQ2_0 matrices are re-laid as PQ2_0S, whose aligned runs the decode matmuls read with
+    // plain 16-byte copies or loads straight into registers (matmul_decode_split.cu).
+    DType weight_layout(DType file_type) const override {
+        return file_type == DType::PQ2_0 ? DType::PQ2_0S : file_type;
+    }
     MemoryInfo memory_info() const override;
     void bind() override;
 
@@ -116,6 +129,7 @@ private:
     uint64_t epoch_ = 0;  // bumped whenever a workspace moves
     bool overlap_ = false;
     PrefillGemm prefill_gemm_ = PrefillGemm::Auto;
+    DecodeGemm decode_gemm_ = DecodeGemm::Auto;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
 };

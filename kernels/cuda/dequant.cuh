@@ -39,6 +39,40 @@ __device__ __forceinline__ int ptq1_element_code(const uint8_t* blk, int j) {
     return ptq1_code(blk[24 + ((j - 120) & 1)], (j - 120) >> 1);
 }
 
+// Where block b of a PQ2_0 or PQ2_0S row keeps its 32 code bytes (PQ2_0's qs) and its fp16
+// scale, and code word w (0..7: 16 codes, element 16w + j at bits 2j) of those bytes.
+template <DType T>
+struct Pq2Layout;
+
+template <>
+struct Pq2Layout<DType::PQ2_0> {
+    __device__ __forceinline__ static const uint8_t* codes(const uint8_t* row, int64_t b) {
+        return row + b * kPq2BlockBytes + 2;
+    }
+    __device__ __forceinline__ static const uint8_t* scale(const uint8_t* row, int64_t b) {
+        return row + b * kPq2BlockBytes;
+    }
+    // Read as two u16: the block is only 2-byte aligned.
+    __device__ __forceinline__ static uint32_t word(const uint8_t* codes, int w) {
+        const uint8_t* p = codes + 4 * w;
+        return static_cast<uint32_t>(load_u16(p)) | (static_cast<uint32_t>(load_u16(p + 2)) << 16);
+    }
+};
+
+template <>
+struct Pq2Layout<DType::PQ2_0S> {
+    __device__ __forceinline__ static const uint8_t* codes(const uint8_t* row, int64_t b) {
+        return row + (b / kSplitRunBlocks) * kSplitRunBytes + kSplitScaleBytes + 32 * (b % kSplitRunBlocks);
+    }
+    __device__ __forceinline__ static const uint8_t* scale(const uint8_t* row, int64_t b) {
+        return row + (b / kSplitRunBlocks) * kSplitRunBytes + 2 * (b % kSplitRunBlocks);
+    }
+    // Codes of a 4-byte aligned row are 4-byte aligned.
+    __device__ __forceinline__ static uint32_t word(const uint8_t* codes, int w) {
+        return reinterpret_cast<const uint32_t*>(codes)[w];
+    }
+};
+
 // Element k of a row of type T, in fp32: exactly what dequantize_row gives.
 template <DType T>
 __device__ __forceinline__ float weight_at(const uint8_t* row, int64_t k) {
@@ -51,11 +85,11 @@ __device__ __forceinline__ float weight_at(const uint8_t* row, int64_t k) {
     } else if constexpr (T == DType::Q8_0) {
         const uint8_t* blk = row + (k / kQ8BlockElems) * kQ8BlockBytes;
         return half_bits_to_float(load_u16(blk)) * static_cast<float>(static_cast<int8_t>(blk[2 + k % 32]));
-    } else if constexpr (T == DType::PQ2_0) {
-        const uint8_t* blk = row + (k / kQuantBlock) * kPq2BlockBytes;
+    } else if constexpr (T == DType::PQ2_0 || T == DType::PQ2_0S) {
+        const int64_t b = k / kQuantBlock;
         const int j = static_cast<int>(k % kQuantBlock);
-        const int q = (blk[2 + j / 4] >> (2 * (j % 4))) & 3;
-        return static_cast<float>(q - 1) * half_bits_to_float(load_u16(blk));
+        const int q = (Pq2Layout<T>::codes(row, b)[j / 4] >> (2 * (j % 4))) & 3;
+        return static_cast<float>(q - 1) * half_bits_to_float(load_u16(Pq2Layout<T>::scale(row, b)));
     } else {
         const uint8_t* blk = row + (k / kQuantBlock) * kPtq1BlockBytes;
         const int q = ptq1_element_code(blk, static_cast<int>(k % kQuantBlock));
@@ -74,10 +108,9 @@ struct TernaryFormat<DType::PQ2_0> {
     __device__ __forceinline__ static float scale(const uint8_t* blk) {
         return half_bits_to_float(load_u16(blk));
     }
-    // Code word w (0..7): qs[4w .. 4w+4), read as two u16 (the block is only 2-byte aligned).
+    // Code word w (0..7): qs[4w .. 4w+4).
     __device__ __forceinline__ static uint32_t word(const uint8_t* blk, int w) {
-        const uint8_t* p = blk + 2 + 4 * w;
-        return static_cast<uint32_t>(load_u16(p)) | (static_cast<uint32_t>(load_u16(p + 2)) << 16);
+        return Pq2Layout<DType::PQ2_0>::word(blk + 2, w);
     }
 };
 
@@ -136,7 +169,8 @@ private:
 
 // Elements k .. k + N - 1 of a row of type T in fp32, zero from `in` on: exactly what weight_at
 // gives. With N = 16 and k a multiple of 16 a ternary block's code word is decoded whole and a
-// Q8_0 block's scale read once (their rows are whole blocks, so k < in means all 16 exist).
+// Q8_0 block's scale read once (their rows are whole blocks, so k < in means all 16 exist;
+// PQ2_0S rows are 4-byte aligned, as every allocation and its 16-byte row strides are).
 template <DType T, int N>
 __device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_t in, float (&v)[N]) {
     if constexpr (N == 16 && (T == DType::PQ2_0 || T == DType::PTQ1_0)) {
@@ -144,6 +178,14 @@ __device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_
         const uint8_t* blk = row + (k / kQuantBlock) * F::kBytes;
         const float d = F::scale(blk);
         const uint32_t word = F::word(blk, static_cast<int>(k % kQuantBlock) / 16);
+#pragma unroll
+        for (int i = 0; i < 16; ++i)
+            v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
+    } else if constexpr (N == 16 && T == DType::PQ2_0S) {
+        const int64_t b = k / kQuantBlock;
+        const float d = half_bits_to_float(load_u16(Pq2Layout<T>::scale(row, b)));
+        const uint32_t word =
+            Pq2Layout<T>::word(Pq2Layout<T>::codes(row, b), static_cast<int>(k % kQuantBlock) / 16);
 #pragma unroll
         for (int i = 0; i < 16; ++i)
             v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
@@ -175,10 +217,16 @@ __host__ __device__ constexpr float pair_x_scale(int e) {
 // The fp16 pair (1024 + q_e 4^s, 1024 + q_{e+8} 4^s) of a code word in one logic op: the
 // codes become mantissa bits of 1024, exactly. Multiplied by x 4^-s this gives q x + 1024 4^-s x,
 // so the caller subtracts the sum of (1024 4^-s + 1) x once per block to get (q - 1) x.
+// One LOP3 computes (a & b) | c, but takes one immediate: written as PTX with the constants as
+// register operands (hoisted out of the caller's loops), or the compiler emits an AND and an OR.
 template <int E>
 __device__ __forceinline__ uint32_t biased_code_pair(uint32_t word) {
     constexpr int kShift = pair_shift(E), kLog4 = pair_log4(E);
-    return ((word >> kShift) & (0x00030003u << (2 * kLog4))) | 0x64006400u;
+    uint32_t out;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;"
+        : "=r"(out)
+        : "r"(word >> kShift), "r"(0x00030003u << (2 * kLog4)), "r"(0x64006400u));
+    return out;
 }
 
 }  // namespace niwa::kernels::cuda

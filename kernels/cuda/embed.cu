@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/dequant.cuh"
+#include "kernels/cuda/matmul.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -45,22 +46,8 @@ void CudaOps::embed(const Weight& table, const int32_t* ids, int64_t row0, const
             "y has " + std::to_string(y.cols) + " columns, the table " + std::to_string(table.in));
     if (y.rows == 0) return;
     require(ids != nullptr, "embed", "no token ids");
-    switch (table.type) {
-        case DType::F32:
-            return launch<DType::F32>(stream_, table, ids, row0, y);
-        case DType::F16:
-            return launch<DType::F16>(stream_, table, ids, row0, y);
-        case DType::BF16:
-            return launch<DType::BF16>(stream_, table, ids, row0, y);
-        case DType::Q8_0:
-            return launch<DType::Q8_0>(stream_, table, ids, row0, y);
-        case DType::PQ2_0:
-            return launch<DType::PQ2_0>(stream_, table, ids, row0, y);
-        case DType::PTQ1_0:
-            return launch<DType::PTQ1_0>(stream_, table, ids, row0, y);
-        default:
-            require(false, "embed", std::string(dtype_name(table.type)) + " is not a weight type");
-    }
+    with_weight_type(
+        table.type, [&](auto tag) { launch<decltype(tag)::value>(stream_, table, ids, row0, y); }, "embed");
 }
 
 }  // namespace niwa::kernels::cuda

@@ -1,7 +1,8 @@
 // matmul: argument checks, the choice of kernel, and the fp32 kernels (Precision::Fp32, and
-// non-ternary weights at decode sizes). Ternary decode runs on tensor cores in
-// matmul_decode.cu; larger batches in Mixed precision through cuBLAS on dequantized weights
-// (matmul_cublas.cu), or the tensor-core tiles of matmul_prefill.cu when asked.
+// non-ternary weights at decode sizes). Ternary decode runs on tensor cores: PQ2_0S matrices
+// of 32 MiB or more in matmul_decode_split.cu, the rest in matmul_decode.cu (CudaOps::DecodeGemm).
+// Larger batches in Mixed precision run through cuBLAS on dequantized weights (matmul_cublas.cu),
+// or the tensor-core tiles of matmul_prefill.cu when asked.
 //
 // fp32 decode (n <= 32): one warp per output row reads the row once for every row of x; a
 // lane takes four consecutive inputs of each 128-wide chunk (one PQ2_0 byte), and ternary
@@ -20,7 +21,7 @@ namespace niwa::kernels::cuda {
 namespace {
 
 __host__ __device__ constexpr bool is_ternary(DType t) {
-    return t == DType::PQ2_0 || t == DType::PTQ1_0;
+    return t == DType::PQ2_0 || t == DType::PTQ1_0 || t == DType::PQ2_0S;
 }
 
 constexpr int kRowwiseWarps = 8;
@@ -40,19 +41,21 @@ __global__ void __launch_bounds__(kRowwiseWarps * 32) matmul_rowwise_kernel(Matm
     for (int64_t k0 = 0; k0 < a.in; k0 += 128) {
         const int64_t k = k0 + 4 * lane;
         if constexpr (is_ternary(T)) {
-            const uint8_t* blk = row + (k0 / kQuantBlock) * TernaryFormat<T>::kBytes;
-            float code[4];
-            if constexpr (T == DType::PQ2_0) {
-                const uint32_t byte = blk[2 + lane];
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    code[j] = static_cast<float>(static_cast<int>((byte >> (2 * j)) & 3) - 1);
-            } else {
+            const int64_t b = k0 / kQuantBlock;
+            float code[4], d;
+            if constexpr (T == DType::PTQ1_0) {
+                const uint8_t* blk = row + b * kPtq1BlockBytes;
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
                     code[j] = static_cast<float>(ptq1_element_code(blk, 4 * lane + j) - 1);
+                d = TernaryFormat<T>::scale(blk);
+            } else {
+                const uint32_t byte = Pq2Layout<T>::codes(row, b)[lane];
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    code[j] = static_cast<float>(static_cast<int>((byte >> (2 * j)) & 3) - 1);
+                d = half_bits_to_float(load_u16(Pq2Layout<T>::scale(row, b)));
             }
-            const float d = TernaryFormat<T>::scale(blk);
 #pragma unroll
             for (int r = 0; r < NR; ++r) {
                 if (r >= nr) break;
@@ -221,10 +224,13 @@ void launch_fp32_tiled(cudaStream_t stream, const MatmulArgs& a) {
 // What the kernels add to check_matmul: every field of every format is read as whole
 // 2-byte (4-byte for F32) words.
 void check_alignment(const Weight& w) {
-    // Every field of every format is 2-byte aligned when rows and the data are.
-    require(reinterpret_cast<uintptr_t>(w.data) % (w.type == DType::F32 ? 4 : 2) == 0 &&
-                w.row_stride % (w.type == DType::F32 ? 4 : 2) == 0,
-            "matmul", "weight data or row_stride is not aligned to its element");
+    // Every field of every format is 2-byte aligned when rows and the data are; PQ2_0S's runs
+    // are loaded as 16-byte vectors.
+    const size_t align = w.type == DType::PQ2_0S ? 16 : w.type == DType::F32 ? 4 : 2;
+    require(reinterpret_cast<uintptr_t>(w.data) % align == 0 && (w.row_stride % align == 0 || w.out <= 1),
+            "matmul",
+            std::string(dtype_name(w.type)) + " weight data or row_stride is not " + std::to_string(align) +
+                "-byte aligned");
 }
 
 }  // namespace
@@ -251,6 +257,12 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
         return;
     }
     const bool mixed = precision_ == Precision::Mixed;
+    if (mixed && a.n <= kDecodeMaxRows && a.type == DType::PQ2_0S) {
+        const bool big = static_cast<size_t>(a.out) * a.stride >= kDecodeRegistersBytes;
+        if (decode_gemm_ == DecodeGemm::Registers || (decode_gemm_ == DecodeGemm::Auto && big))
+            return launch_split_decode(*this, a);
+        return launch_ternary_decode(*this, a);
+    }
     if (mixed && a.n <= kDecodeMaxRows && is_ternary(a.type)) return launch_ternary_decode(*this, a);
     if (mixed && a.n > kDecodeMaxRows) {
         return prefill_gemm_ == PrefillGemm::Tiles ? launch_mma_prefill(*this, a)

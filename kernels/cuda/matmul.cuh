@@ -28,10 +28,10 @@ struct MatmulArgs {
 template <DType T>
 using TypeTag = std::integral_constant<DType, T>;
 
-// Calls f(TypeTag<T>{}) for the weight type t; throws std::invalid_argument for a type that is
-// not a weight type.
+// Calls f(TypeTag<T>{}) for the weight type t; throws std::invalid_argument, naming op, for a
+// type that is not a weight type.
 template <typename F>
-void with_weight_type(DType t, F&& f) {
+void with_weight_type(DType t, F&& f, const char* op = "matmul") {
     switch (t) {
         case DType::F32:
             return f(TypeTag<DType::F32>{});
@@ -45,8 +45,10 @@ void with_weight_type(DType t, F&& f) {
             return f(TypeTag<DType::PQ2_0>{});
         case DType::PTQ1_0:
             return f(TypeTag<DType::PTQ1_0>{});
+        case DType::PQ2_0S:
+            return f(TypeTag<DType::PQ2_0S>{});
         default:
-            require(false, "matmul", std::string(dtype_name(t)) + " is not a weight type");
+            require(false, op, std::string(dtype_name(t)) + " is not a weight type");
     }
 }
 
@@ -66,8 +68,12 @@ void for_each_row_group(const MatmulArgs& a, int64_t rows, F&& f) {
     }
 }
 
-// Ternary weights (PQ2_0, PTQ1_0), n <= kDecodeMaxRows, fp16 tensor cores, split over K.
+// Ternary weights (PQ2_0, PTQ1_0, PQ2_0S), n <= kDecodeMaxRows, fp16 tensor cores, split over
+// K, rows staged through shared memory.
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a);
+// PQ2_0S weights (what the model loads PQ2_0 files as), n <= kDecodeMaxRows: the same
+// arithmetic, codes and scales loaded straight into registers.
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a);
 // Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a);
 // Any weight type: dequantized to fp16 scratch, one cuBLAS GEMM per slab of rows that fits

@@ -301,6 +301,47 @@ private slots:
         for (size_t i = 0; i < ptq1.size(); ++i) QCOMPARE(ptq1[i], want_ptq1[i]);
     }
 
+    // PQ2_0S holds exactly the weights of the PQ2_0 rows it was converted from: scales in 16-byte
+    // slots per run of 8 blocks (zero where a short last run has none), codes after them, row
+    // bytes 16 per run plus n / 4. Rows of several run counts, a source with padded rows.
+    void splitRowsHoldThePq2Weights() {
+        std::mt19937 rng(29);
+        for (const int64_t n : {128, 384, 1024, 1152, 5120, 8704}) {
+            const int64_t rows = 3, blocks = n / 128, runs = (blocks + 7) / 8;
+            const size_t src_row = dtype_row_bytes(DType::PQ2_0, n), src_stride = src_row + 6;
+            QCOMPARE(dtype_row_bytes(DType::PQ2_0S, n), static_cast<size_t>(16 * runs + n / 4));
+            std::vector<uint8_t> src(src_stride * rows, 0x5A);
+            std::vector<int8_t> trits(static_cast<size_t>(n));
+            for (int64_t r = 0; r < rows; ++r) {
+                for (auto& t : trits) t = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
+                const auto scales =
+                    niwa::kernels::test::random_vector(rng, static_cast<int>(blocks), -0.3f, 0.3f);
+                pack_ternary_row(DType::PQ2_0, trits.data(), scales.data(), &src[r * src_stride], n);
+            }
+            const std::vector<uint8_t> split =
+                convert_rows(DType::PQ2_0, DType::PQ2_0S, src.data(), src_stride, rows, n);
+            const size_t row = dtype_row_bytes(DType::PQ2_0S, n);
+            QCOMPARE(split.size(), row * rows);
+            std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+            for (int64_t r = 0; r < rows; ++r) {
+                dequantize_row(DType::PQ2_0, &src[r * src_stride], want.data(), n);
+                dequantize_row(DType::PQ2_0S, &split[r * row], got.data(), n);
+                for (int64_t i = 0; i < n; ++i) QCOMPARE(got[i], want[i]);
+                const uint8_t* last = &split[r * row] + (runs - 1) * kSplitRunBytes;
+                for (int64_t slot = blocks - (runs - 1) * 8; slot < 8; ++slot) {
+                    QCOMPARE(last[2 * slot], uint8_t{0});
+                    QCOMPARE(last[2 * slot + 1], uint8_t{0});
+                }
+            }
+        }
+        std::vector<uint8_t> f16(8, 7);
+        QCOMPARE(convert_rows(DType::F16, DType::F16, f16.data(), 8, 1, 4), f16);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 convert_rows(DType::PQ2_0, DType::PTQ1_0, f16.data(), 8, 0, 128));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 convert_rows(DType::PTQ1_0, DType::PQ2_0S, f16.data(), 8, 0, 128));
+    }
+
     void packRejectsNonTrits() {
         std::vector<int8_t> trits(128, 0);
         trits[77] = 2;

@@ -143,6 +143,19 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                                  make_cpu_ops(1)->matmul(m.view(0, 8, 0, 64), x.t, y.t));
     }
+
+    // PQ2_0S is the CUDA backend's layout: the CPU says so instead of reading it as blocks.
+    void rejectsTheGpuLayout() {
+        std::vector<uint8_t> w(dtype_row_bytes(DType::PQ2_0S, 256) * 4);
+        const HostTensor x(1, 256, 256);
+        HostTensor y(1, 4, 4);
+        try {
+            make_cpu_ops(1)->matmul(Weight{w.data(), DType::PQ2_0S, 256, 4, w.size() / 4}, x.t, y.t);
+            QFAIL("the CPU multiplied by a PQ2_0S weight");
+        } catch (const std::invalid_argument& e) {
+            QVERIFY2(QByteArray(e.what()).contains("PQ2_0S is a GPU layout"), e.what());
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(TestMatmul)

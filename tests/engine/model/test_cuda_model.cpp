@@ -1,7 +1,7 @@
 // The whole model on the CUDA backend against the CPU backend (the oracle) on mkmodel files:
 // logits in fp32 and in mixed precision, decode vs prefill, a batch of mixed lengths vs each
-// sequence alone, two ranks on one GPU, and the memory planner's budget. Label gpu: it fails,
-// never skips, without a GPU.
+// sequence alone, two ranks (on two GPUs where there are two), and the memory planner's budget. Label gpu: it
+// fails, never skips, without a GPU.
 #include <QtTest>
 
 #include <cmath>
@@ -98,6 +98,30 @@ private slots:
         QVERIFY2(d <= 1e-4, qPrintable(QString("decode vs prefill differ by %1").arg(d)));
     }
 
+    // Mixed precision a token at a time (every matmul through the decode kernels, on the PQ2_0S
+    // weights the model loads) against the CPU's fp32 prefill of the same tokens.
+    void mixedDecodeMatchesCpu() {
+        const auto tokens = random_tokens(120, 18);
+        const auto cpu = prefill(small_, tokens, config("cpu"));
+        const int64_t vocab = model::Model::open(small_, config("cpu"))->hparams().n_vocab;
+        auto m = model::Model::open(small_, config("cuda", kernels::Precision::Mixed));
+        model::Sequences s(*m);
+        const int id = s.add();
+        std::vector<float> steps;
+        // A 20-token first step (one decode-kernel pass of 20 x rows), then single tokens.
+        auto r = s.feed({{id, std::vector<int32_t>(tokens.begin(), tokens.begin() + 20)}}, true);
+        steps.insert(steps.end(), r[0].begin(), r[0].end());
+        for (size_t i = 20; i < tokens.size(); ++i) {
+            r = s.feed({{id, {tokens[i]}}});
+            steps.insert(steps.end(), r[0].begin(), r[0].end());
+        }
+        const double d = rel_diff(steps, cpu);
+        const double top1 = top1_agreement(steps, cpu, vocab);
+        qInfo("mixed decode: max|d|/max|ref| = %.3g, top-1 %.3f", d, top1);
+        QVERIFY2(d <= 3e-2, qPrintable(QString("mixed decode logits differ by %1").arg(d)));
+        QVERIFY2(top1 >= 0.98, qPrintable(QString("top-1 agreement %1").arg(top1)));
+    }
+
     void batchEqualsEachAlone() {
         const std::vector<std::vector<int32_t>> prompts = {random_tokens(3, 13), random_tokens(70, 14),
                                                            random_tokens(129, 15), random_tokens(1, 16)};
@@ -171,6 +195,13 @@ private slots:
         const auto two = prefill(tiny_, tokens, config("cuda", kernels::Precision::Fp32, 256, 2));
         const double d = rel_diff(two, one);
         QVERIFY2(d <= 1e-5, qPrintable(QString("--tp 2 differs by %1").arg(d)));
+        // Mixed precision, shards of the small model (a rank's halves of its matrices), prefill
+        // and decode: the sums split differently, so within a mixed-precision tolerance.
+        const auto mixed_one = prefill(small_, tokens, config("cuda", kernels::Precision::Mixed, 16));
+        const auto mixed_two = prefill(small_, tokens, config("cuda", kernels::Precision::Mixed, 16, 2));
+        const double dm = rel_diff(mixed_two, mixed_one);
+        qInfo("--tp 2 mixed: max|d|/max|ref| = %.3g", dm);
+        QVERIFY2(dm <= 1e-2, qPrintable(QString("--tp 2 mixed differs by %1").arg(dm)));
     }
 
     void plannerFillsTheBudget() {

@@ -14,7 +14,8 @@ class TestCudaEmbed : public QObject {
 private slots:
     void matchesTheCpu() {
         Backends b;
-        for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::PQ2_0, DType::PTQ1_0}) {
+        for (DType t :
+             {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S}) {
             std::mt19937 rng(500 + static_cast<int>(t));
             const int64_t cols = 5120, rows = 40;
             const size_t stride = dtype_row_bytes(t, cols) + 8;
@@ -27,10 +28,18 @@ private slots:
             std::uniform_real_distribution<float> value(-1.0f, 1.0f);
             for (int64_t r = 0; r < rows; ++r) {
                 uint8_t* dst = &bytes[static_cast<size_t>(r) * stride];
-                if (t == DType::PQ2_0 || t == DType::PTQ1_0) {
+                if (t == DType::PQ2_0 || t == DType::PTQ1_0 || t == DType::PQ2_0S) {
                     for (auto& x : trits) x = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
                     for (auto& s : scales) s = 0.01f + 0.1f * std::abs(value(rng));
-                    pack_ternary_row(t, trits.data(), scales.data(), dst, cols);
+                    if (t != DType::PQ2_0S) {
+                        pack_ternary_row(t, trits.data(), scales.data(), dst, cols);
+                        continue;
+                    }
+                    std::vector<uint8_t> pq2(dtype_row_bytes(DType::PQ2_0, cols));
+                    pack_ternary_row(DType::PQ2_0, trits.data(), scales.data(), pq2.data(), cols);
+                    const std::vector<uint8_t> split =
+                        convert_rows(DType::PQ2_0, t, pq2.data(), pq2.size(), 1, cols);
+                    std::memcpy(dst, split.data(), split.size());
                 } else if (t == DType::Q8_0) {
                     for (int64_t i = 0; i < cols; i += 32) {
                         const uint16_t d = f32_to_fp16(0.05f);

@@ -1,6 +1,7 @@
-// The CUDA matmul against the CPU oracle: every weight type, both precisions, x row counts on
-// both sides of the decode/prefill switch (1, 7, 32, 33, 200), odd row counts, strided views
-// of x, y and the weight (a shard starting mid-row), and the model's real shapes. Both
+// The CUDA matmul against the CPU oracle: every weight type (PQ2_0S, the layout the model loads
+// PQ2_0 in, against the CPU's PQ2_0 of the same rows), both precisions, x row counts on both
+// sides of the decode/prefill switch (1, 7, 32, 33, 200), odd row counts, strided views of x, y
+// and the weight (a shard starting mid-row), and the model's real shapes. Both
 // prefill paths (cuBLAS on dequantized weights, the tensor-core tiles) on every type, and
 // against each other.
 #include "tests/kernels/cuda/cuda_test_util.h"
@@ -57,14 +58,28 @@ struct Case {
 // Runs one case on both backends; returns the relative error and checks y's padding untouched.
 // With `gpu_y`, also returns the GPU's result (padding included).
 double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vector<float>* gpu_y = nullptr) {
+    // PQ2_0S: the CPU multiplies by PQ2_0 rows, the GPU by the same rows converted (whole
+    // rows of the view, each padded to a 16-byte multiple past row_pad).
+    const DType file_t = t == DType::PQ2_0S ? DType::PQ2_0 : t;
     const int64_t block = dtype_block_elems(t);
     const int64_t full_in = c.in + c.col_block * block;
-    const size_t stride = dtype_row_bytes(t, full_in) + c.row_pad;
-    const std::vector<uint8_t> bytes = random_weight(rng, t, full_in, c.out, stride);
-    const size_t offset = dtype_row_bytes(t, c.col_block * block);
-    const Weight host_w{bytes.data() + offset, t, c.in, c.out, stride};
-    const DeviceBytes dev_bytes(*b.gpu, bytes.data(), bytes.size());
-    const Weight dev_w{dev_bytes.as<uint8_t>() + offset, t, c.in, c.out, stride};
+    const size_t stride = dtype_row_bytes(file_t, full_in) + c.row_pad;
+    const std::vector<uint8_t> bytes = random_weight(rng, file_t, full_in, c.out, stride);
+    const size_t offset = dtype_row_bytes(file_t, c.col_block * block);
+    const Weight host_w{bytes.data() + offset, file_t, c.in, c.out, stride};
+    std::vector<uint8_t> dev_host = bytes;
+    size_t dev_offset = offset, dev_stride = stride;
+    if (t == DType::PQ2_0S) {
+        const size_t row = dtype_row_bytes(t, c.in);
+        dev_stride = (row + c.row_pad + 15) / 16 * 16;
+        dev_offset = 0;
+        const std::vector<uint8_t> split =
+            convert_rows(file_t, t, bytes.data() + offset, stride, c.out, c.in);
+        dev_host.assign(dev_stride * static_cast<size_t>(c.out), 0xEE);
+        for (int64_t r = 0; r < c.out; ++r) std::memcpy(&dev_host[r * dev_stride], &split[r * row], row);
+    }
+    const DeviceBytes dev_bytes(*b.gpu, dev_host.data(), dev_host.size());
+    const Weight dev_w{dev_bytes.as<uint8_t>() + dev_offset, t, c.in, c.out, dev_stride};
 
     const HostTensor x = random_tensor(rng, c.n, c.in, c.in + c.x_pad);
     HostTensor want(c.n, c.out, c.out + c.y_pad);
@@ -80,7 +95,8 @@ double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vec
     return tensor_error(got, want);
 }
 
-const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::PQ2_0, DType::PTQ1_0};
+const DType kTypes[] = {DType::F32,   DType::F16,    DType::BF16,  DType::Q8_0,
+                        DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S};
 
 }  // namespace
 
@@ -121,11 +137,12 @@ private slots:
         }
     }
 
-    // The 27B model's FFN matrices (ffn_gate/up 5120 -> 17408, ffn_down 17408 -> 5120).
+    // The 27B model's FFN matrices (ffn_gate/up 5120 -> 17408, ffn_down 17408 -> 5120, and its
+    // half on each of two GPUs, 8704 -> 5120: a last run of 4 blocks).
     void realShapes_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<bool>("mixed");
-        for (DType t : {DType::PQ2_0, DType::PTQ1_0})
+        for (DType t : {DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S})
             for (bool mixed : {false, true})
                 QTest::newRow(qPrintable(QString("%1 %2").arg(dtype_name(t), mixed ? "mixed" : "fp32")))
                     << static_cast<int>(t) << mixed;
@@ -139,7 +156,8 @@ private slots:
         std::mt19937 rng(2000 + type);
         const double tol = mixed ? 3e-2 : 1e-4;
         for (const Case& c : {Case{17408, 5120, 1, 0, 0, 0, 0}, Case{5120, 17408, 24, 0, 0, 0, 0},
-                              Case{5120, 17408, 33, 0, 0, 0, 0}, Case{17408, 5120, 7, 0, 0, 0, 0}}) {
+                              Case{5120, 17408, 33, 0, 0, 0, 0}, Case{17408, 5120, 7, 0, 0, 0, 0},
+                              Case{5120, 8704, 24, 0, 0, 0, 0}, Case{5120, 8704, 1, 0, 0, 0, 0}}) {
             const double err = run_case(b, t, c, rng);
             QVERIFY2(err <= tol,
                      qPrintable(QString("%1x%2 n=%3: error %4").arg(c.out).arg(c.in).arg(c.n).arg(err)));
@@ -156,7 +174,8 @@ private slots:
         const Case c{2048, 4096, 3, 0, 0, 0, 0};
         for (int i = 0; i < 3; ++i) {
             QVERIFY(run_case(b, DType::PQ2_0, c, rng) <= 3e-2);
-            QVERIFY(run_case(b, DType::PQ2_0, Case{640, 17408, 1, 0, 0, 0, 0}, rng) <= 3e-2);
+            QVERIFY(run_case(b, DType::PQ2_0S, c, rng) <= 3e-2);
+            QVERIFY(run_case(b, DType::PQ2_0S, Case{640, 17408, 1, 0, 0, 0, 0}, rng) <= 3e-2);
         }
     }
 
@@ -211,6 +230,44 @@ private slots:
             }
         }
         cuda.set_prefill_gemm(cuda::CudaOps::PrefillGemm::Auto);
+    }
+
+    // PQ2_0S at decode sizes through each kernel on its own (the register kernel takes matrices of
+    // 32 MiB and more, the staged one the rest): both against the CPU and against each other.
+    // Short last runs (384, 1152, 8704 inputs), odd row counts, one to 32 rows of x.
+    void decodePaths() {
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        const Case cases[] = {
+            {50, 384, 1, 16, 0, 5, 3},    {333, 1024, 7, 0, 0, 0, 0},  {129, 1152, 32, 8, 0, 3, 1},
+            {2048, 5120, 24, 0, 0, 0, 0}, {5120, 8704, 1, 0, 0, 0, 0}, {1030, 1280, 9, 0, 0, 0, 0},
+            {4096, 2048, 17, 0, 0, 0, 0},
+        };
+        for (const Case& c : cases) {
+            std::mt19937 rng_r(5000), rng_s(5000);
+            std::vector<float> via_registers, via_staged;
+            cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Registers);
+            const double err_r = run_case(b, DType::PQ2_0S, c, rng_r, &via_registers);
+            cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Staged);
+            const double err_s = run_case(b, DType::PQ2_0S, c, rng_s, &via_staged);
+            double diff = 0.0, peak = 0.0;
+            for (size_t i = 0; i < via_registers.size(); ++i)
+                if (!std::isnan(via_staged[i])) {
+                    diff = std::max(diff, double(std::fabs(via_registers[i] - via_staged[i])));
+                    peak = std::max(peak, double(std::fabs(via_staged[i])));
+                }
+            qInfo("PQ2_0S %lldx%lld n=%lld: registers %.3g, staged %.3g, apart %.3g",
+                  static_cast<long long>(c.out), static_cast<long long>(c.in), static_cast<long long>(c.n),
+                  err_r, err_s, diff / peak);
+            QVERIFY2(err_r <= 3e-2 && err_s <= 3e-2, qPrintable(QString("%1x%2 n=%3: registers %4 staged %5")
+                                                                    .arg(c.out)
+                                                                    .arg(c.in)
+                                                                    .arg(c.n)
+                                                                    .arg(err_r)
+                                                                    .arg(err_s)));
+            QVERIFY2(diff / peak <= 1e-3, qPrintable(QString("the kernels differ by %1").arg(diff / peak)));
+        }
+        cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Auto);
     }
 
     void rejectsMismatchedShapes() {

@@ -1,0 +1,229 @@
+// What the two ternary decode matmuls share (matmul_decode.cu stages rows through shared memory,
+// every layout; matmul_decode_split.cu loads PQ2_0S straight into registers): the grid, x's
+// staging, the quant blocks' tensor-core arithmetic, the output and the cross-slice sum.
+//
+// The grid is groups of 16-row weight tiles x slices of K (8 quant blocks, 1024 inputs: one
+// PQ2_0S run). A block stages its slice of x once, as fp16, in shared memory, with a bias sum
+// per quant block and x row; its warps then take the group's tiles in turn. Inside a quant block
+// the order of the 128 inputs is free, so thread (g, tig) of a warp takes two whole code words
+// of rows g and g + 8 (WordPairs) and x is stored permuted to match. The codes become fp16 as
+// 1024 + q 4^s with one logic op (s = 0..2 by the code's bit position), x is stored times 4^-s,
+// and the offset, the same for every weight row, is removed as the precomputed bias sum:
+// decoding costs about one logic op per two weights, all exact. The block's fp16 scale
+// multiplies its fp32 sum once. Slices write partial sums; the last block of a row group to
+// finish (a counter per group) adds them in slice order, so the result does not depend on
+// scheduling.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/dequant.cuh"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/mma.cuh"
+
+namespace niwa::kernels::cuda {
+
+constexpr int kSliceBlocks = kSplitRunBlocks;   // quant blocks per K slice
+constexpr int kTileRows = 16;                   // weight rows per warp tile (one mma M)
+constexpr int kXWords = kSliceBlocks * 64 + 2;  // fp16 pairs per x row; + 2 spreads the banks
+constexpr int kMaxGroups = 4096;
+
+struct DecodeParams {
+    MatmulArgs a;
+    float* partial = nullptr;      // [slices][n][out] when slices > 1
+    unsigned* counters = nullptr;  // [groups], zero between calls
+    int slices = 1;
+    int groups = 1;
+    int64_t tiles = 0;
+    int stages = 3;  // the staged kernel: tiles in each warp's ring (2 or 3)
+};
+
+// Shared memory for x's slice as fp16 pairs and its bias sums (NT tiles of 8 x rows).
+__host__ __device__ constexpr size_t decode_x_bytes(int nt) {
+    return static_cast<size_t>(nt) * 8 * (kXWords + kSliceBlocks) * 4;
+}
+
+// Which two code words of a quant block thread tig takes: words tig and tig + 4 (Apart: the
+// staged kernel, where PTQ1_0's words then come from fewer of its byte groups) or 2 tig and
+// 2 tig + 1 (Adjacent: one 8-byte load of a PQ2_0S run). Either way it reads x at positions
+// tig and tig + 4; position_word gives the code word x position p (0..7) holds.
+enum class WordPairs { Apart, Adjacent };
+
+template <WordPairs W>
+__device__ __forceinline__ int position_word(int p) {
+    if constexpr (W == WordPairs::Apart) return p;
+    return p < 4 ? 2 * p : 2 * (p - 4) + 1;
+}
+
+// x's slice (quant blocks qb0 .. qb0 + nqb) into xs as fp16 pairs, word 8 p + e of a block =
+// inputs (16 w + e, 16 w + e + 8) of code word w = position_word<W>(p), times 4^-s; zero past n.
+// Then, per quant block and x row, the sum of (1024 4^-s + 1) x over the fp16 values stored
+// (= (1024 + 4^s) times the stored x 4^-s), which biased_code_pair's offset adds. Ends with
+// the block synchronised.
+template <int NT, WordPairs W>
+__device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, uint32_t* xs, float* bias) {
+    const int words = nqb * 64;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+#pragma unroll 4
+    for (int idx = threadIdx.x; idx < NT * 8 * words; idx += blockDim.x) {
+        const int r = idx / words, wd = idx - r * words;
+        float lo = 0.0f, hi = 0.0f;
+        if (r < a.n) {
+            const float* xr = a.x + r * a.ldx + static_cast<int64_t>(qb0) * kQuantBlock +
+                              (wd >> 6) * kQuantBlock + 16 * position_word<W>((wd >> 3) & 7) + (wd & 7);
+            lo = xr[0];
+            hi = xr[8];
+        }
+        const float sc = pair_x_scale(wd & 7);
+        xs[r * kXWords + wd] = f16x2_bits(lo * sc, hi * sc);
+    }
+    __syncthreads();
+    for (int pr = warp; pr < NT * 8 * nqb; pr += warps) {
+        const int r = pr / nqb, qb = pr - r * nqb;
+        float sum = 0.0f;
+        for (int j = lane; j < 64; j += 32) {
+            const uint32_t bits = xs[r * kXWords + qb * 64 + j];
+            const float2 v = __half22float2(*reinterpret_cast<const __half2*>(&bits));
+            sum += (1024.0f + 1.0f / pair_x_scale(j & 7)) * (v.x + v.y);
+        }
+        for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        if (lane == 0) bias[qb * NT * 8 + r] = sum;
+    }
+    __syncthreads();
+}
+
+// Two k16 steps' worth of one code-word pair: pairs E0 and E0 + 1 of rows g (wa) and g + 8 (wb).
+template <int E0, int NT>
+__device__ __forceinline__ void mma_step(uint32_t wa, uint32_t wb, const uint32_t* xw, float (&blk)[NT][4]) {
+    const uint32_t a0 = biased_code_pair<E0>(wa), a1 = biased_code_pair<E0>(wb);
+    const uint32_t a2 = biased_code_pair<E0 + 1>(wa), a3 = biased_code_pair<E0 + 1>(wb);
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        const uint2 b = *reinterpret_cast<const uint2*>(xw + nt * 8 * kXWords + E0);
+        mma_f16(blk[nt], a0, a1, a2, a3, b.x, b.y);
+    }
+}
+
+// Quant blocks in flight at once (blocks_product): their mma chains interleave, so a warp has
+// independent tensor-core work between the dependent steps of one chain.
+struct BlockWords {
+    uint32_t wa0, wb0, wa1, wb1;  // the thread's first and second code word of rows g and g + 8
+    float d0, d1;                 // the block's scales of rows g and g + 8
+};
+
+// acc += B quant blocks of a tile times x, their mma steps interleaved: block b's words w[b], its
+// x words xw + b xstride (this thread's row g and position tig) and bias sums bias + b NT 8.
+// With one x tile each block keeps two accumulator chains (one per code word); with more, the
+// x tiles' chains are independent already and registers are short.
+template <int NT, int B>
+__device__ __forceinline__ void blocks_product(const BlockWords (&w)[B], const uint32_t* xw, int xstride,
+                                               const float* bias, int tig, float (&acc)[NT][4]) {
+    constexpr int kChains = NT == 1 ? 2 : 1;
+    float c[B][kChains][NT][4] = {};
+    auto steps = [&](auto e) {
+        constexpr int E = decltype(e)::value;
+#pragma unroll
+        for (int b = 0; b < B; ++b) {
+            mma_step<E, NT>(w[b].wa0, w[b].wb0, xw + b * xstride, c[b][0]);
+            mma_step<E, NT>(w[b].wa1, w[b].wb1, xw + b * xstride + 32, c[b][kChains - 1]);
+        }
+    };
+    steps(std::integral_constant<int, 0>{});
+    steps(std::integral_constant<int, 2>{});
+    steps(std::integral_constant<int, 4>{});
+    steps(std::integral_constant<int, 6>{});
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            const float2 k =
+                *reinterpret_cast<const float2*>(bias + b * NT * 8 + nt * 8 + 2 * tig);  // x columns 2tig, +1
+            float s[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                s[i] = kChains == 2 ? c[b][0][nt][i] + c[b][kChains - 1][nt][i] : c[b][0][nt][i];
+            acc[nt][0] += w[b].d0 * (s[0] - k.x);
+            acc[nt][1] += w[b].d0 * (s[1] - k.y);
+            acc[nt][2] += w[b].d1 * (s[2] - k.x);
+            acc[nt][3] += w[b].d1 * (s[3] - k.y);
+        }
+}
+
+// A finished tile's sums to y (one slice) or to the slice's partial rows.
+template <int NT>
+__device__ __forceinline__ void store_tile(const DecodeParams& p, int slice, int64_t tile, int g, int tig,
+                                           const float (&acc)[NT][4]) {
+    const MatmulArgs& a = p.a;
+    const int64_t r0 = tile * kTileRows + g;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int64_t r = r0 + (i >> 1) * 8, c = nt * 8 + 2 * tig + (i & 1);
+            if (r >= a.out || c >= a.n) continue;
+            if (p.slices == 1)
+                a.y[c * a.ldy + r] = acc[nt][i];
+            else
+                p.partial[(static_cast<int64_t>(slice) * a.n + c) * a.out + r] = acc[nt][i];
+        }
+}
+
+// After a block's last tile: the last slice of its row group to finish sums the partials of
+// tiles [t0, t1) in slice order into y. `flag` is a word of shared memory.
+__device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
+                                           unsigned* flag) {
+    if (p.slices == 1) return;
+    const MatmulArgs& a = p.a;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned prev = atomicAdd(&p.counters[group], 1u);
+        *flag = prev == static_cast<unsigned>(p.slices - 1);
+        if (*flag) p.counters[group] = 0;
+    }
+    __syncthreads();
+    if (!*flag) return;
+    __threadfence();
+    const int64_t row0 = t0 * kTileRows, rows = min(t1 * kTileRows, a.out) - row0;
+    for (int64_t idx = threadIdx.x; idx < rows * a.n; idx += blockDim.x) {
+        const int64_t c = idx / rows, r = row0 + idx % rows;
+        float s = 0.0f;
+        for (int sl = 0; sl < p.slices; ++sl)
+            s += __ldcg(p.partial + (static_cast<int64_t>(sl) * a.n + c) * a.out + r);
+        a.y[c * a.ldy + r] = s;
+    }
+}
+
+// Calls f(std::integral_constant<int, NT>{}) for nt x tiles of 8 rows (1..4).
+template <typename F>
+void with_x_tiles(int nt, F&& f) {
+    switch (nt) {
+        case 1:
+            return f(std::integral_constant<int, 1>{});
+        case 2:
+            return f(std::integral_constant<int, 2>{});
+        case 3:
+            return f(std::integral_constant<int, 3>{});
+        default:
+            return f(std::integral_constant<int, 4>{});
+    }
+}
+
+// Lets `kernel` use all the shared memory a block may have on ops' device, once per device
+// (`configured`: a bit per device, one per kernel).
+template <typename K>
+void allow_max_smem(CudaOps& ops, K* kernel, std::atomic<uint64_t>& configured) {
+    const uint64_t bit = uint64_t{1} << (ops.device() & 63);
+    if (configured.load() & bit) return;
+    NIWA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(ops.props().sharedMemPerBlockOptin)));
+    configured.fetch_or(bit);
+}
+
+// Host: the slices, tiles and groups of a launch over x rows [0, a.n) filling `blocks` blocks
+// (one wave), with the partial buffer and group counters when K is split.
+DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks);
+
+}  // namespace niwa::kernels::cuda
