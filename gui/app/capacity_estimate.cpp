@@ -17,6 +17,12 @@ double kvBitsPerElement(const QString& format, bool value) {
     return 32;  // f32
 }
 
+QString engineKvFormat(const QString& format) {
+    if (format == QLatin1String("k8v8") || format == QLatin1String("k4v4") || format == QLatin1String("k3v2"))
+        return QStringLiteral("auto");
+    return format;
+}
+
 double kvBytesPerToken(const ModelGeometry& m, const QString& format) {
     const double kBits = kvBitsPerElement(format, false);
     const double vBits = kvBitsPerElement(format, true);
@@ -34,7 +40,7 @@ qint64 stateBytesPerSequence(const ModelGeometry& m) {
 
 CapacityEstimate estimateCapacity(const ModelGeometry& model, const CapacityKnobs& knobs) {
     CapacityEstimate e;
-    e.kvBytesPerToken = kvBytesPerToken(model, knobs.kvFormat);
+    e.kvBytesPerToken = kvBytesPerToken(model, engineKvFormat(knobs.kvFormat));
     e.stateBytesPerSequence = stateBytesPerSequence(model);
     e.bytesPerUser = qint64(std::ceil(e.kvBytesPerToken * knobs.contextLength)) + e.stateBytesPerSequence;
     const int devices = std::max<int>(1, int(knobs.deviceBytes.size()));

@@ -51,6 +51,10 @@ struct CapacityEstimate {
 // Bits per K element and per V element of a KV format (engine's --kv-format names; "auto" is
 // the engine's default on a GPU, f16). Quantized formats add one fp16 scale per head vector.
 double kvBitsPerElement(const QString& format, bool value);
+// The format the engine holds the cache in when asked for `format`: the quantized k8v8, k4v4 and
+// k3v2 are accepted and run as auto (f16 on a GPU) until the engine stores them (its
+// kv_format_implemented, engine/model/model.cpp); the estimate counts what the engine will hold.
+QString engineKvFormat(const QString& format);
 double kvBytesPerToken(const ModelGeometry& m, const QString& format);
 qint64 stateBytesPerSequence(const ModelGeometry& m);
 // Activations and workspace the engine keeps per GPU beside weights and caches.

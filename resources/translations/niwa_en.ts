@@ -581,8 +581,8 @@
     </message>
     <message>
         <location line="+3" />
-        <source>Smaller formats fit more users; k3v2 is the default</source>
-        <translation>Smaller formats fit more users; k3v2 is the default</translation>
+        <source>k3v2 is the default; k8v8, k4v4 and k3v2 run as f16 until the engine quantizes the cache</source>
+        <translation>k3v2 is the default; k8v8, k4v4 and k3v2 run as f16 until the engine quantizes the cache</translation>
     </message>
     <message>
         <location line="+8" />

@@ -581,8 +581,8 @@
     </message>
     <message>
         <location line="+3" />
-        <source>Smaller formats fit more users; k3v2 is the default</source>
-        <translation>小さい形式ほど多くの人が同時に使えます（既定は k3v2）</translation>
+        <source>k3v2 is the default; k8v8, k4v4 and k3v2 run as f16 until the engine quantizes the cache</source>
+        <translation>既定は k3v2 です。k8v8・k4v4・k3v2 は、エンジンがキャッシュの量子化に対応するまで f16 として動きます</translation>
     </message>
     <message>
         <location line="+8" />

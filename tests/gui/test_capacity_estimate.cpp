@@ -29,7 +29,9 @@ private slots:
         QCOMPARE(stateBytesPerSequence(m), 156893184LL);
     }
 
-    void twoSixteenGigabyteCardsFitTheDefaults() {
+    // The defaults on two 16 GB cards. k3v2 runs as f16 until the engine quantizes the cache, so
+    // a user at full context costs 64 KiB a token plus the state.
+    void twoSixteenGigabyteCardsAtTheDefaults() {
         CapacityKnobs k;
         k.deviceBytes = {16 * kGiB, 16 * kGiB};
         k.memFraction = 0.9;
@@ -38,13 +40,15 @@ private slots:
         k.kvFormat = QStringLiteral("k3v2");
         const CapacityEstimate e = estimateCapacity(ModelGeometry::bonsai27b(), k);
         QVERIFY(e.known);
+        QCOMPARE(e.kvBytesPerToken, 65536.0);
         QCOMPARE(e.budgetBytes, 2 * qint64(16 * kGiB * 0.9));
         QCOMPARE(e.reservedBytes, 7206168928LL + 2 * kActivationReserveBytes);
-        QCOMPARE(e.bytesPerUser, 10496LL * 32768 + 156893184);
+        QCOMPARE(e.bytesPerUser, 65536LL * 32768 + 156893184);
         QCOMPARE(e.neededBytes, e.reservedBytes + 16 * e.bytesPerUser);
-        QVERIFY(e.fits);
-        QCOMPARE(e.usersAtFullContext, 16);
-        QCOMPARE(e.contextAtMaxSeqs, 32768);
+        QVERIFY(!e.fits);
+        // 20,496,370,130 bytes for caches: 8 users of 2,304,376,832, or 16 of 17,152 tokens.
+        QCOMPARE(e.usersAtFullContext, 8);
+        QCOMPARE(e.contextAtMaxSeqs, 17152);
     }
 
     void aTwelveGigabyteLimitFitsFewerUsers() {
@@ -54,16 +58,37 @@ private slots:
         k.memFraction = 0.9;
         k.maxSeqs = 16;
         k.contextLength = 32768;
-        k.kvFormat = QStringLiteral("k3v2");
+        k.kvFormat = QStringLiteral("f16");
         const CapacityEstimate e = estimateCapacity(ModelGeometry::bonsai27b(), k);
         QCOMPARE(e.budgetBytes, qint64(12 * kGiB * 0.9));
         QVERIFY(!e.fits);
         const qint64 free = e.budgetBytes - 7206168928LL - kActivationReserveBytes;
         QCOMPARE(e.freeForCacheBytes, free);
         QCOMPARE(e.usersAtFullContext, int(free / e.bytesPerUser));
-        QCOMPARE(e.usersAtFullContext, 5);
-        QCOMPARE(e.contextAtMaxSeqs, int((double(free) / 16 - 156893184) / 10496));
-        QCOMPARE(e.contextAtMaxSeqs, 1603);
+        QCOMPARE(e.usersAtFullContext, 1);
+        QCOMPARE(e.contextAtMaxSeqs, int((double(free) / 16 - 156893184) / 65536));
+        QCOMPARE(e.contextAtMaxSeqs, 256);
+    }
+
+    // The quantized formats are accepted but held as f16 by the engine today: the estimate
+    // counts that, not the format's own size (which perTokenAndPerSequenceSizes checks).
+    void quantizedFormatsCountAsTheEngineHoldsThem() {
+        CapacityKnobs k;
+        k.deviceBytes = {12 * kGiB, 12 * kGiB};
+        k.maxSeqs = 24;
+        k.contextLength = 131072;
+        k.kvFormat = QStringLiteral("auto");
+        const CapacityEstimate held = estimateCapacity(ModelGeometry::bonsai27b(), k);
+        for (const char* f : {"k8v8", "k4v4", "k3v2"}) {
+            QCOMPARE(engineKvFormat(QString::fromLatin1(f)), QStringLiteral("auto"));
+            k.kvFormat = QString::fromLatin1(f);
+            const CapacityEstimate e = estimateCapacity(ModelGeometry::bonsai27b(), k);
+            QCOMPARE(e.kvBytesPerToken, held.kvBytesPerToken);
+            QCOMPARE(e.usersAtFullContext, held.usersAtFullContext);
+            QCOMPARE(e.contextAtMaxSeqs, held.contextAtMaxSeqs);
+        }
+        for (const char* f : {"auto", "f32", "f16", "bf16"})
+            QCOMPARE(engineKvFormat(QString::fromLatin1(f)), QString::fromLatin1(f));
     }
 
     void theLimitAloneIsEnoughToEstimate() {

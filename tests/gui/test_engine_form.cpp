@@ -99,7 +99,7 @@ private slots:
         QVERIFY(!form.estimate().value(QStringLiteral("known")).toBool());
         QJsonObject gpu{{QStringLiteral("index"), 0},
                         {QStringLiteral("name"), QStringLiteral("RTX")},
-                        {QStringLiteral("vram_total_bytes"), 32.0 * 1024 * 1024 * 1024},
+                        {QStringLiteral("vram_total_bytes"), 64.0 * 1024 * 1024 * 1024},
                         {QStringLiteral("vram_used_bytes"), 0},
                         {QStringLiteral("vram_engine_bytes"), 0}};
         QSignalSpy changed(&form, &EngineForm::changed);

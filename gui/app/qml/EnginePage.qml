@@ -190,7 +190,7 @@ ScrollView {
                     FormLabel { text: qsTr("KV format") }
                     FieldBox {
                         error: errors.kvFormat || ""
-                        hint: qsTr("Smaller formats fit more users; k3v2 is the default")
+                        hint: qsTr("k3v2 is the default; k8v8, k4v4 and k3v2 run as f16 until the engine quantizes the cache")
                         ComboBox {
                             Layout.preferredWidth: 220
                             model: form.kvFormats
