@@ -19,8 +19,11 @@
 
 #include "engine/cli/args.h"
 #include "engine/cli/bench_kernels.h"
+#include "engine/cli/bench_sampler.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/model_options.h"
+#include "engine/gguf/reader.h"
+#include "engine/model/hparams.h"
 #include "engine/model/model.h"
 #include "engine/model/sequences.h"
 #include "engine/runtime/log.h"
@@ -32,13 +35,15 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: niwa-engine bench --model FILE [--backend cuda] [--batch 1,8,24] [--context N]\n"
-    "                         [--prompt 512,8192] [--steps N] [--kernels] [--json] [model options]\n"
+    "                         [--prompt 512,8192] [--steps N] [--kernels] [--sampler] [--json]\n"
+    "                         [model options]\n"
     "Decode and prefill throughput of the whole forward against the hardware's limits.\n\n"
     "  --batch LIST        decode batch sizes (default 1,8,24)\n"
     "  --context N         tokens already cached per sequence for decode (default 4096)\n"
     "  --prompt LIST       prefill prompt lengths (default 512,8192; 0: no prefill)\n"
     "  --steps N           timed decode steps per batch size (default 32)\n"
     "  --kernels           also time each decode kernel alone on the model's shapes (CUDA)\n"
+    "  --sampler           time only the server's sampler on --batch rows of the model's vocabulary\n"
     "  --json              one JSON object on stdout instead of a table\n"
     "  (--step-tokens defaults to 2048 here: the prefill chunk)\n";
 
@@ -170,7 +175,7 @@ double time_prefill(model::Model& m, int prompt) {
 int run_bench(int argc, char** argv) {
     auto names = model_option_names();
     names.insert({"batch", "context", "prompt", "steps"});
-    const Args a("bench", argc, argv, names, {"json", "kernels"});
+    const Args a("bench", argc, argv, names, {"json", "kernels", "sampler"});
     if (a.help()) {
         std::printf("%s%s", kHelp, model_options_help());
         return 0;
@@ -187,6 +192,14 @@ int run_bench(int argc, char** argv) {
         if (p < 1) throw UsageError("--prompt lengths must be positive");
     if (context < 0 || steps < 1) throw UsageError("--context must be >= 0 and --steps >= 1");
 
+    if (a.flag("sampler")) {
+        // Only the vocabulary is needed: the model is not loaded.
+        const auto file = gguf::Reader::open(a.str("model"));
+        nlohmann::ordered_json out{{"model", a.str("model")}};
+        out["sample"] = bench_sampler(model::HParams::from_gguf(file).n_vocab, batches, a.flag("json"));
+        if (a.flag("json")) std::printf("%s\n", out.dump(2).c_str());
+        return 0;
+    }
     model::ModelConfig cfg = model_config(a);
     if (!a.has("step-tokens")) cfg.max_step_tokens = 2048;
     const int max_batch = int(*std::max_element(batches.begin(), batches.end()));

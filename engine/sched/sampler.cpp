@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 
 #include "engine/runtime/splitmix64.h"
@@ -141,7 +142,11 @@ uint64_t initial_rng(const SamplingParams& p, uint64_t request_id) {
     return p.seed ? *p.seed : request_id * 0xD1B54A32D192ED03ull;
 }
 
-Sampler::Sampler() : ops_(kernels::make_cpu_ops(1)) {}
+int sampler_threads() {
+    return int(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+}
+
+Sampler::Sampler() : ops_(kernels::make_cpu_ops(sampler_threads())) {}
 
 std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab) {
     const size_t n = reqs.size();

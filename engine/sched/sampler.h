@@ -20,6 +20,10 @@ namespace niwa::sched {
 // The RNG state a request starts from.
 uint64_t initial_rng(const SamplingParams& p, uint64_t request_id);
 
+// Threads the sampler spreads a step's rows over (rows are independent, and the GPU waits for
+// the tokens): up to 8, never more than the machine has.
+int sampler_threads();
+
 class Sampler {
 public:
     Sampler();

@@ -1,12 +1,14 @@
-// sample: greedy, or temperature softmax filtered by top_k, top_p and min_p, then one draw by
-// inverse CDF over the kept tokens in descending probability (ties: lower id first).
+// sample: greedy (the first argmax), or the row's candidates through draw_token
+// (kernels/sample_draw.h: temperature softmax filtered by top_k, top_p and min_p, one draw by
+// inverse CDF over the kept tokens in descending probability, ties lower id first).
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/sample_draw.h"
 
 namespace niwa::kernels::cpu {
 
@@ -19,48 +21,32 @@ int32_t argmax(const float* x, int64_t n) {
     return static_cast<int32_t>(best);
 }
 
-// Keeps the first `kept` tokens of `order` (descending probability); `p` is renormalised over them.
-int32_t draw(const float* logits, int64_t vocab, const SampleParams& sp, std::vector<int32_t>& order,
-             std::vector<double>& p) {
-    const double max_logit = logits[argmax(logits, vocab)];
-    p.resize(static_cast<size_t>(vocab));
-    double total = 0.0;
-    for (int64_t i = 0; i < vocab; ++i) total += p[i] = std::exp((logits[i] - max_logit) / sp.temperature);
-    for (double& x : p) x /= total;
-
-    order.resize(static_cast<size_t>(vocab));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return p[a] > p[b]; });
-
-    int64_t kept = vocab;
-    if (sp.top_k > 0) kept = std::min<int64_t>(kept, sp.top_k);
-    if (sp.top_p < 1.0f) {
-        // top_p is taken over the probabilities renormalised after top_k.
-        double mass = 0.0;
-        for (int64_t i = 0; i < kept; ++i) mass += p[order[i]];
-        double cum = 0.0;
-        int64_t n = 0;
-        while (n < kept) {
-            cum += p[order[n++]] / mass;
-            if (cum >= sp.top_p) break;
-        }
-        kept = n;
+// The tokens draw_token needs from a row: a top_k's candidates by logit (the probabilities'
+// order: exp is monotonic), or with only min_p the tokens within T ln(min_p) of the maximum
+// (a little more, for rounding: draw_token applies the exact rule), else the whole row. Only
+// then are exponentials taken, and only of those.
+void candidates(const float* row, int64_t vocab, const SampleParams& sp,
+                std::vector<std::pair<float, int32_t>>& cand) {
+    cand.clear();
+    if (sp.top_k > 0 && sp.top_k < vocab) {
+        cand.resize(static_cast<size_t>(vocab));
+        for (int64_t i = 0; i < vocab; ++i) cand[static_cast<size_t>(i)] = {row[i], static_cast<int32_t>(i)};
+        const auto k = cand.begin() + sp.top_k;
+        std::nth_element(cand.begin(), k, cand.end(), [](const auto& a, const auto& b) {
+            return a.first > b.first || (a.first == b.first && a.second < b.second);
+        });
+        cand.erase(k, cand.end());
+        return;
     }
-    if (sp.min_p > 0.0f) {
-        const double floor = sp.min_p * p[order[0]];
-        int64_t n = 1;  // the most likely token always stays
-        while (n < kept && p[order[n]] >= floor) ++n;
-        kept = n;
+    if (sp.top_p >= 1.0f && sp.min_p > 0.0f) {
+        const float max_logit = row[argmax(row, vocab)];
+        const double floor = max_logit + sp.temperature * std::log(static_cast<double>(sp.min_p)) - 1e-3;
+        for (int64_t i = 0; i < vocab; ++i)
+            if (row[i] >= floor) cand.emplace_back(row[i], static_cast<int32_t>(i));
+        return;
     }
-    double mass = 0.0;
-    for (int64_t i = 0; i < kept; ++i) mass += p[order[i]];
-    const double target = static_cast<double>(sp.uniform) * mass;
-    double cum = 0.0;
-    for (int64_t i = 0; i < kept; ++i) {
-        cum += p[order[i]];
-        if (target < cum) return order[i];
-    }
-    return order[kept - 1];  // rounding put the target at the very top
+    cand.resize(static_cast<size_t>(vocab));
+    for (int64_t i = 0; i < vocab; ++i) cand[static_cast<size_t>(i)] = {row[i], static_cast<int32_t>(i)};
 }
 
 }  // namespace
@@ -69,13 +55,16 @@ void CpuOps::sample(const Tensor& logits, const SampleParams* params, int32_t* o
     require_f32(logits, "sample", "logits");
     require(logits.cols > 0, "sample", "empty vocabulary");
     pool_.parallel_for(logits.rows, [&](int64_t r0, int64_t r1) {
-        thread_local std::vector<int32_t> order;
-        thread_local std::vector<double> p;
+        thread_local std::vector<std::pair<float, int32_t>> cand;
         for (int64_t r = r0; r < r1; ++r) {
             const float* row = row_f32(logits, r);
             const SampleParams& sp = params[r];
-            const bool greedy = sp.temperature <= 0.0f || sp.top_k == 1;
-            out_ids[r] = greedy ? argmax(row, logits.cols) : draw(row, logits.cols, sp, order, p);
+            if (sp.temperature <= 0.0f || sp.top_k == 1) {
+                out_ids[r] = argmax(row, logits.cols);
+                continue;
+            }
+            candidates(row, logits.cols, sp, cand);
+            out_ids[r] = draw_token(cand, sp);
         }
     });
 }

@@ -2,10 +2,10 @@
 // The GPU reduces each row to what the choice needs and only that comes back: greedy rows to
 // their argmax (first index of the maximum); rows with 0 < top_k <= kMaxTopK to their top_k
 // candidates (an exact radix select on the logits' bits, ties at the threshold all kept), which
-// the host orders by (probability, id) and filters and draws from in double exactly as the
-// oracle does. Every filter depends only on ratios of probabilities inside the top_k, so the
-// rest of the vocabulary is not needed. Rows without top_k fall back to the whole row on the
-// host. This op returns host ids, so it waits for the GPU like download().
+// the host filters and draws from with the CPU's own rule (draw_token, kernels/sample_draw.h). Every filter
+// depends only on ratios of probabilities inside the top_k, so the rest of the vocabulary is not needed. Rows
+// without top_k fall back to the whole row on the host. This op returns host ids, so it waits for the GPU
+// like download().
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/sample_draw.h"
 
 namespace niwa::kernels::cuda {
 
@@ -100,46 +101,6 @@ __global__ void __launch_bounds__(kThreads)
     if (mode > 0) top_k_row(x, vocab, mode, &counts[r], vals + r * kCap, ids + r * kCap);
 }
 
-// The oracle's draw over candidates (logit, id) that hold every token the filters can keep.
-int32_t draw(std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp) {
-    double max_logit = -INFINITY;
-    for (const auto& c : cand) max_logit = std::max(max_logit, static_cast<double>(c.first));
-    std::vector<std::pair<double, int32_t>> p(cand.size());
-    for (size_t i = 0; i < cand.size(); ++i)
-        p[i] = {std::exp((cand[i].first - max_logit) / sp.temperature), cand[i].second};
-    std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) {
-        return a.first > b.first || (a.first == b.first && a.second < b.second);
-    });
-    auto kept = static_cast<int64_t>(p.size());
-    if (sp.top_k > 0) kept = std::min<int64_t>(kept, sp.top_k);
-    if (sp.top_p < 1.0f) {
-        double mass = 0.0;
-        for (int64_t i = 0; i < kept; ++i) mass += p[i].first;
-        double cum = 0.0;
-        int64_t n = 0;
-        while (n < kept) {
-            cum += p[n++].first / mass;
-            if (cum >= sp.top_p) break;
-        }
-        kept = n;
-    }
-    if (sp.min_p > 0.0f) {
-        const double floor = sp.min_p * p[0].first;
-        int64_t n = 1;
-        while (n < kept && p[n].first >= floor) ++n;
-        kept = n;
-    }
-    double mass = 0.0;
-    for (int64_t i = 0; i < kept; ++i) mass += p[i].first;
-    const double target = static_cast<double>(sp.uniform) * mass;
-    double cum = 0.0;
-    for (int64_t i = 0; i < kept; ++i) {
-        cum += p[i].first;
-        if (target < cum) return p[i].second;
-    }
-    return p[kept - 1].second;
-}
-
 }  // namespace
 
 void CudaOps::sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) {
@@ -192,7 +153,7 @@ void CudaOps::sample(const Tensor& logits, const SampleParams* params, int32_t* 
             download(row.data(), logits.as<const float>() + r * logits.ld, row.size() * sizeof(float));
             for (int64_t i = 0; i < vocab; ++i) candidates.emplace_back(row[i], static_cast<int32_t>(i));
         }
-        out_ids[r] = draw(candidates, params[r]);
+        out_ids[r] = draw_token(candidates, params[r]);
     }
 }
 

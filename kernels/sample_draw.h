@@ -1,0 +1,21 @@
+// The sample op's rule for one row, on the host, for every backend: a temperature softmax over
+// candidate tokens, filtered by top_k, then top_p (over the probabilities renormalised after
+// top_k), then min_p, then one draw by inverse CDF over the kept tokens in descending probability
+// (ties: lower id first). The candidates are the whole row or any superset of the tokens the
+// filters can keep (a GPU hands over its top_k); every filter depends only on ratios of their
+// probabilities. Only as much of the descending order is sorted as the filters and the draw
+// reach, so a 248K-token row with a short nucleus costs a few linear passes, not a sort.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "kernels/ops.h"
+
+namespace niwa::kernels {
+
+// `cand`: (logit, token id) pairs, reordered in place. sp.temperature > 0.
+int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp);
+
+}  // namespace niwa::kernels
