@@ -28,17 +28,8 @@ int32_t argmax(const float* x, int64_t n) {
 void candidates(const float* row, int64_t vocab, const SampleParams& sp,
                 std::vector<std::pair<float, int32_t>>& cand) {
     cand.clear();
-    if (sp.top_k > 0 && sp.top_k < vocab) {
-        cand.resize(static_cast<size_t>(vocab));
-        for (int64_t i = 0; i < vocab; ++i) cand[static_cast<size_t>(i)] = {row[i], static_cast<int32_t>(i)};
-        const auto k = cand.begin() + sp.top_k;
-        std::nth_element(cand.begin(), k, cand.end(), [](const auto& a, const auto& b) {
-            return a.first > b.first || (a.first == b.first && a.second < b.second);
-        });
-        cand.erase(k, cand.end());
-        return;
-    }
-    if (sp.top_p >= 1.0f && sp.min_p > 0.0f) {
+    const bool top_k = sp.top_k > 0 && sp.top_k < vocab;
+    if (!top_k && sp.top_p >= 1.0f && sp.min_p > 0.0f) {
         const float max_logit = row[argmax(row, vocab)];
         const double floor = max_logit + sp.temperature * std::log(static_cast<double>(sp.min_p)) - 1e-3;
         for (int64_t i = 0; i < vocab; ++i)
@@ -47,6 +38,12 @@ void candidates(const float* row, int64_t vocab, const SampleParams& sp,
     }
     cand.resize(static_cast<size_t>(vocab));
     for (int64_t i = 0; i < vocab; ++i) cand[static_cast<size_t>(i)] = {row[i], static_cast<int32_t>(i)};
+    if (!top_k) return;
+    const auto k = cand.begin() + sp.top_k;
+    std::nth_element(cand.begin(), k, cand.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    cand.erase(k, cand.end());
 }
 
 }  // namespace

@@ -173,19 +173,19 @@ private:
 // PQ2_0S rows are 4-byte aligned, as every allocation and its 16-byte row strides are).
 template <DType T, int N>
 __device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_t in, float (&v)[N]) {
-    if constexpr (N == 16 && (T == DType::PQ2_0 || T == DType::PTQ1_0)) {
-        using F = TernaryFormat<T>;
-        const uint8_t* blk = row + (k / kQuantBlock) * F::kBytes;
-        const float d = F::scale(blk);
-        const uint32_t word = F::word(blk, static_cast<int>(k % kQuantBlock) / 16);
-#pragma unroll
-        for (int i = 0; i < 16; ++i)
-            v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
-    } else if constexpr (N == 16 && T == DType::PQ2_0S) {
+    if constexpr (N == 16 && (T == DType::PQ2_0 || T == DType::PQ2_0S || T == DType::PTQ1_0)) {
         const int64_t b = k / kQuantBlock;
-        const float d = half_bits_to_float(load_u16(Pq2Layout<T>::scale(row, b)));
-        const uint32_t word =
-            Pq2Layout<T>::word(Pq2Layout<T>::codes(row, b), static_cast<int>(k % kQuantBlock) / 16);
+        const int w = static_cast<int>(k % kQuantBlock) / 16;
+        float d;
+        uint32_t word;
+        if constexpr (T == DType::PTQ1_0) {
+            const uint8_t* blk = row + b * kPtq1BlockBytes;
+            d = TernaryFormat<T>::scale(blk);
+            word = TernaryFormat<T>::word(blk, w);
+        } else {
+            d = half_bits_to_float(load_u16(Pq2Layout<T>::scale(row, b)));
+            word = Pq2Layout<T>::word(Pq2Layout<T>::codes(row, b), w);
+        }
 #pragma unroll
         for (int i = 0; i < 16; ++i)
             v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
