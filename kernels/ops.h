@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 
 #include "kernels/formats.h"
 
@@ -153,6 +154,13 @@ public:
     virtual void copy(void* dst, const void* src, size_t bytes) = 0;
     virtual void zero(void* dst, size_t bytes) = 0;
     virtual void synchronize() = 0;
+    // Host memory that download() writes into at full speed (CUDA: page-locked, so the copy
+    // skips the driver's staging buffer), for buffers every step reuses, such as the logits.
+    // Slow to allocate: keep what it returns. The default is plain 64-byte-aligned host
+    // memory. Free with free_host of the same Ops.
+    static constexpr size_t kHostAlign = 64;
+    virtual void* alloc_host(size_t bytes) { return ::operator new (bytes, std::align_val_t{kHostAlign}); }
+    virtual void free_host(void* p) { ::operator delete (p, std::align_val_t{kHostAlign}); }
 
     // y[n, w.out] = x[n, w.in] · Wᵀ, fp32 accumulation.
     virtual void matmul(const Weight& w, const Tensor& x, const Tensor& y) = 0;

@@ -13,13 +13,43 @@
 
 namespace niwa::model {
 
+namespace {
+
+// Host memory for one rank's logits from its backend's alloc_host (page-locked on a GPU, so the
+// download runs at full speed), kept across steps.
+class HostLogits {
+public:
+    explicit HostLogits(kernels::Ops& ops) : ops_(ops) {}
+    ~HostLogits() { ops_.free_host(data_); }
+    HostLogits(const HostLogits&) = delete;
+    HostLogits& operator=(const HostLogits&) = delete;
+
+    float* data() const { return data_; }
+    // Room for at least n floats; what it held is not kept when it moves.
+    void grow(size_t n) {
+        if (n <= size_) return;
+        float* p = static_cast<float*>(ops_.alloc_host(n * sizeof(float)));
+        ops_.free_host(data_);
+        data_ = p;
+        size_ = n;
+    }
+
+private:
+    kernels::Ops& ops_;
+    float* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+}  // namespace
+
 struct Model::Rank {
+    explicit Rank(std::unique_ptr<kernels::Ops> o) : ops(std::move(o)), logits(*ops) {}
     std::unique_ptr<kernels::Ops> ops;
     ShardPlan plan;
     std::unique_ptr<RankWeights> weights;
     std::unique_ptr<cache::RankCache> cache;
     std::unique_ptr<RankForward> forward;
-    std::vector<float> logits;  // [rows, plan.vocab.size()]
+    HostLogits logits;  // [rows, plan.vocab.size()]
 };
 
 namespace {
@@ -112,9 +142,8 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     m->memory_.ranks.resize(size_t(cfg.tp));
     m->memory_.block_tokens = cfg.block_tokens;
     for (int r = 0; r < cfg.tp; ++r) {
-        auto rank = std::make_unique<Rank>();
         m->memory_.ranks[size_t(r)].device = device_of(cfg, r);
-        rank->ops = make_ops(cfg, m->memory_.ranks[size_t(r)].device, threads);
+        auto rank = std::make_unique<Rank>(make_ops(cfg, m->memory_.ranks[size_t(r)].device, threads));
         rank->ops->bind();
         rank->plan =
             ShardPlan::make(hp, m->prism_.enabled ? m->prism_.block : 0, m->prism_.gdn_v_grouped, r, cfg.tp);
@@ -195,18 +224,17 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     return m;
 }
 
-std::vector<float> Model::step(const StepPlan& step) {
+std::span<float> Model::step(const StepPlan& step) {
     if (step.n_tokens() < 1 || step.n_tokens() > cfg_.max_step_tokens)
         throw std::runtime_error("a step carries 1.." + std::to_string(cfg_.max_step_tokens) +
                                  " tokens, got " + std::to_string(step.n_tokens()));
     const int rows = step.n_logit_rows();
+    if (rows > logit_rows_) grow_logits(rows);
     const size_t vocab = size_t(hp_.n_vocab);
     if (ranks_.size() == 1) {  // the whole vocabulary: straight into the result
-        std::vector<float> out(size_t(rows) * vocab);
-        ranks_[0]->forward->run(step, out.data());
-        return out;
+        ranks_[0]->forward->run(step, ranks_[0]->logits.data());
+        return {ranks_[0]->logits.data(), size_t(rows) * vocab};
     }
-    for (auto& r : ranks_) r->logits.resize(size_t(rows) * size_t(r->plan.vocab.size()));
     {
         std::vector<std::thread> threads;
         for (size_t r = 1; r < ranks_.size(); ++r)
@@ -215,14 +243,22 @@ std::vector<float> Model::step(const StepPlan& step) {
         for (auto& t : threads) t.join();
     }
     // Each rank holds a slice of the vocabulary: interleave them into full rows.
-    std::vector<float> out(size_t(rows) * vocab);
     for (auto& r : ranks_) {
         const size_t n = size_t(r->plan.vocab.size());
         for (int i = 0; i < rows; ++i)
-            std::memcpy(&out[size_t(i) * vocab + size_t(r->plan.vocab.begin)], &r->logits[size_t(i) * n],
-                        n * sizeof(float));
+            std::memcpy(&full_logits_[size_t(i) * vocab + size_t(r->plan.vocab.begin)],
+                        r->logits.data() + size_t(i) * n, n * sizeof(float));
     }
-    return out;
+    return {full_logits_.data(), size_t(rows) * vocab};
+}
+
+// Page-locking memory is slow, so the buffers grow by doubling (a batch that ramps up one
+// request at a time does not reallocate every step), up to the rows the largest step wants.
+void Model::grow_logits(int rows) {
+    const int held = std::max(rows, std::min(2 * logit_rows_, cfg_.max_step_tokens));
+    for (auto& r : ranks_) r->logits.grow(size_t(held) * size_t(r->plan.vocab.size()));
+    if (ranks_.size() > 1) full_logits_.resize(size_t(held) * size_t(hp_.n_vocab));
+    logit_rows_ = held;
 }
 
 int64_t Model::replayed_steps() const {

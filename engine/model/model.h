@@ -70,8 +70,10 @@ public:
     kernels::DType kv_type() const { return shape_.kv_type; }
     const MemoryPlan& memory() const { return memory_; }
 
-    // Runs one step on every rank; returns logits [step.n_logit_rows(), n_vocab] (host).
-    std::vector<float> step(const StepPlan& step);
+    // Runs one step on every rank; returns its logits [step.n_logit_rows(), n_vocab] in host
+    // memory the model owns and reuses: valid until the next call of step(). The caller may
+    // write into it (the sampler applies penalties in place).
+    std::span<float> step(const StepPlan& step);
     // Steps rank 0 ran from a recording of their launches (ModelConfig::graphs).
     int64_t replayed_steps() const;
     // Zeroes a state slot before a new sequence uses it.
@@ -88,6 +90,8 @@ public:
 private:
     struct Rank;
     Model(gguf::Reader file, const ModelConfig& cfg);
+    // Makes every logits buffer hold at least `rows` rows.
+    void grow_logits(int rows);
 
     gguf::Reader file_;
     ModelConfig cfg_;
@@ -97,6 +101,8 @@ private:
     MemoryPlan memory_;
     std::unique_ptr<runtime::LocalGroup> group_;
     std::vector<std::unique_ptr<Rank>> ranks_;
+    int logit_rows_ = 0;              // rows each logits buffer holds
+    std::vector<float> full_logits_;  // with several ranks: their slices interleaved into rows
 };
 
 }  // namespace niwa::model

@@ -1,6 +1,7 @@
 #include "engine/model/sequences.h"
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -83,7 +84,7 @@ std::vector<std::vector<float>> Sequences::feed(const std::vector<Input>& inputs
             done[i] += n;
         }
         if (step.n_tokens() == 0) break;
-        const std::vector<float> logits = m_.step(step);
+        const std::span<const float> logits = m_.step(step);
         size_t at = 0;
         for (auto [i, rows] : rows_of) {
             out[i].insert(out[i].end(), logits.begin() + int64_t(at) * vocab,

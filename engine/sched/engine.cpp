@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -304,7 +305,7 @@ void Engine::Impl::run_step(const Step& s) {
     std::vector<TokenEvent> events;
     try {
         const auto t = std::chrono::steady_clock::now();
-        std::vector<float> logits = model_.step(plan_step(s, blocks_.block_tokens()));
+        const std::span<float> logits = model_.step(plan_step(s, blocks_.block_tokens()));
         note_step_time(s.tokens(),
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
         ++counters_.steps_total;

@@ -118,6 +118,26 @@ void CudaOps::synchronize() {
     NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+void* CudaOps::alloc_host(size_t bytes) {
+    NIWA_CUDA_CHECK(cudaSetDevice(device_));
+    void* p = nullptr;
+    const cudaError_t err = cudaMallocHost(&p, bytes);
+    if (err == cudaErrorMemoryAllocation) {
+        cudaGetLastError();  // clear the error state
+        throw std::runtime_error("GPU " + std::to_string(device_) + ": could not page-lock " +
+                                 std::to_string(bytes >> 20) +
+                                 " MiB of host memory; free some RAM or lower --step-tokens");
+    }
+    NIWA_CUDA_CHECK(err);
+    return p;
+}
+
+void CudaOps::free_host(void* p) {
+    if (!p) return;
+    NIWA_CUDA_CHECK(cudaSetDevice(device_));
+    NIWA_CUDA_CHECK(cudaFreeHost(p));
+}
+
 void* CudaOps::workspace(Workspace id, size_t bytes) {
     Buffer& b = workspace_[static_cast<int>(id)];
     if (b.bytes < bytes) {

@@ -77,6 +77,8 @@ public:
     void copy(void* dst, const void* src, size_t bytes) override;
     void zero(void* dst, size_t bytes) override;
     void synchronize() override;
+    void* alloc_host(size_t bytes) override;  // cudaMallocHost: page-locked
+    void free_host(void* p) override;
 
     void matmul(const Weight& w, const Tensor& x, const Tensor& y) override;
     void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) override;
