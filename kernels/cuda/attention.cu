@@ -129,7 +129,14 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
             p.acc = ws;
             p.ml = ws + parts * size_t(d);
         }
-        launch_decode<T>(a, g, e, p, d, ops.stream());
+        if constexpr (!std::is_same_v<T, float>) {
+            if (ops.precision() == Precision::Mixed)
+                launch_decode_mma<T>(a, g, e, p, d, ops.stream());
+            else
+                launch_decode<T>(a, g, e, p, d, ops.stream());
+        } else {
+            launch_decode<T>(a, g, e, p, d, ops.stream());
+        }
         if (e.n_splits > 1) launch_decode_combine(a, e, p, d, ops.stream());
     }
 }

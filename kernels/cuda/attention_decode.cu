@@ -2,6 +2,7 @@
 // of the cached tokens). Each warp walks its tokens four at a time, reading a K and a V row once
 // for all the group's query heads, with an fp32 online softmax per head; the block merges its
 // warps and writes either the output (one split) or a partial that a combine pass merges.
+// Precision::Mixed on a 16-bit pool takes the tensor-core kernel (decode_mma_kernel, below).
 #include "kernels/cuda/attention_kernels.h"
 
 namespace niwa::kernels::cuda::attn {
@@ -42,6 +43,43 @@ __device__ __forceinline__ void warp_sum4(float (&s)[kTok]) {
     for (int o = 4; o > 0; o >>= 1) w += __shfl_xor_sync(0xffffffffu, w, o);
 #pragma unroll
     for (int u = 0; u < kTok; ++u) s[u] = __shfl_sync(0xffffffffu, w, u * 8);  // lane 8u holds value u
+}
+
+// The block's warps' online-softmax states (per group head h: max m_s, sum l_s, unnormalised
+// acc_s; m in units of 1 / unit nats, unit = ln 2 for log2 scores) merged into the output row, or
+// into the split's partial (m in nats) for the combine pass. Called after a barrier.
+template <int D, int H>
+__device__ __forceinline__ void merge_warps(const AttnArgs& a, const HeadGroups& g, int gi,
+                                            const DecodeEntries& e, const Partials& p, int entry, int split,
+                                            int64_t row, const float (&m_s)[kWarps][H],
+                                            const float (&l_s)[kWarps][H], const float (&acc_s)[kWarps][H][D],
+                                            float unit) {
+    const int gn = g.count[gi];
+    for (int idx = threadIdx.x; idx < gn * D; idx += kThreads) {
+        const int h = idx / D, c = idx % D;
+        float mx = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, m_s[w][h]);
+        float sum = 0.0f, val = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            if (m_s[w][h] == -INFINITY) continue;  // a warp that saw no token
+            const float f = expf((m_s[w][h] - mx) * unit);
+            sum += l_s[w][h] * f;
+            val += acc_s[w][h][c] * f;
+        }
+        const int head = g.head[gi][h];
+        if (e.n_splits == 1) {
+            a.out[row * a.out_ld + int64_t(head) * D + c] = val / sum;
+            continue;
+        }
+        const int64_t pi = (int64_t(entry) * e.n_splits + split) * p.n_q_heads + head;
+        p.acc[pi * D + c] = val;
+        if (c == 0) {
+            p.ml[2 * pi] = mx * unit;
+            p.ml[2 * pi + 1] = sum;
+        }
+    }
 }
 
 template <typename T, int D>
@@ -142,31 +180,170 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
 
-    for (int idx = threadIdx.x; idx < gn * D; idx += kThreads) {
-        const int h = idx / D, c = idx % D;
-        float mx = -INFINITY;
+    merge_warps<D>(a, g, gi, e, p, entry, split, row, m_s, l_s, acc_s, 1.0f);
+}
+
+// ---- tensor cores (Precision::Mixed, 16-bit pools) --------------------------------------
+//
+// A warp takes 16 cached tokens at a time. S^T = K Q^T is one m16n8k16 chain: the tokens are
+// the rows, the group's heads (<= 8) the columns, and the dimensions the k axis in an order of
+// our choosing: lane (g, t) loads tokens g and g + 8 as whole 16-byte chunks t + 4i, and reads
+// q (scaled, converted once, in shared memory) in the same order. The probabilities, transposed
+// in registers (movmatrix), are the B operand of O^T = V^T P^T, whose A fragments come from
+// 16-byte loads of tokens 2t, 2t+1, 2t+8, 2t+9 by byte permutes (row g of m-tile (G, w) is
+// dimension 64 G + 8 g + 2 w, row g + 8 the one after). Scores are in log2 units; an fp32
+// online softmax per head; warps and splits merge as in the fp32 kernel.
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr int kMmaHeads = 8;  // the mma's n: a group's heads, padded with zeros
+
+// Pool offsets of the tokens lane (g, t) reads in the tile at j (-1: past the split's end).
+struct TileOffsets {
+    int64_t k[2];  // tokens g, g + 8
+    int64_t v[4];  // tokens 2t, 2t + 1, 2t + 8, 2t + 9
+};
+
+__device__ __forceinline__ TileOffsets tile_offsets(const AttnArgs& a, const SeqInfo& si, int j, int j1,
+                                                    int kvh, int d, int gq, int tq) {
+    TileOffsets o;
+    const int kt[2] = {gq, gq + 8}, vt[4] = {2 * tq, 2 * tq + 1, 2 * tq + 8, 2 * tq + 9};
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, m_s[w][h]);
-        float sum = 0.0f, val = 0.0f;
+    for (int i = 0; i < 2; ++i) o.k[i] = j + kt[i] < j1 ? pool_offset(a, si, j + kt[i], kvh, d) : -1;
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) {
-            if (m_s[w][h] == -INFINITY) continue;  // a warp that saw no token
-            const float f = expf(m_s[w][h] - mx);
-            sum += l_s[w][h] * f;
-            val += acc_s[w][h][c] * f;
+    for (int i = 0; i < 4; ++i) o.v[i] = j + vt[i] < j1 ? pool_offset(a, si, j + vt[i], kvh, d) : -1;
+    return o;
+}
+
+__device__ __forceinline__ uint4 load16_or_zero(const void* base, int64_t offset_bytes, bool valid) {
+    return valid ? __ldg(reinterpret_cast<const uint4*>(static_cast<const char*>(base) + offset_bytes))
+                 : make_uint4(0, 0, 0, 0);
+}
+
+__device__ __forceinline__ uint32_t word(const uint4& v, int w) {
+    return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+    decode_mma_kernel(AttnArgs a, HeadGroups g, DecodeEntries e, Partials p) {
+    using Op = Operand<T>;
+    constexpr int kChunks = D / 32;  // K: 16-byte chunks t + 4i of a token's row a lane reads
+    constexpr int kGroups = D / 64;  // V: 64-dimension groups, chunk g of each
+    constexpr int kQRow = D + 32;    // q_s row stride (elements): 16-byte reads without conflicts
+    constexpr int kEsz = int(sizeof(T));
+    __shared__ alignas(16) uint16_t q_s[kMmaHeads][kQRow];
+    __shared__ float m_s[kWarps][kMmaHeads], l_s[kWarps][kMmaHeads];
+    __shared__ float acc_s[kWarps][kMmaHeads][D];
+
+    const int split = blockIdx.x, gi = blockIdx.y, entry = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gq = lane >> 2, tq = lane & 3;
+    const SeqInfo si = a.seqs[e.seq[entry]];
+    const int row_in = e.row[entry];
+    const int64_t row = si.q_start + row_in;
+    const int ctx = si.pos0 + row_in + 1;
+    const int split_len = ((ctx + e.n_splits - 1) / e.n_splits + 15) & ~15;  // whole tiles
+    const int j0 = min(ctx, split * split_len), j1 = min(ctx, j0 + split_len);
+    const int gn = g.count[gi], kvh = g.kv[gi];
+
+    const float qscale = a.scale * kLog2e;
+    for (int idx = threadIdx.x; idx < kMmaHeads * D / 2; idx += kThreads) {
+        const int h = idx / (D / 2), c = 2 * (idx % (D / 2));
+        float lo = 0.0f, hi = 0.0f;
+        if (h < gn) {
+            const float* q = a.q + row * a.q_ld + int64_t(g.head[gi][h]) * D + c;
+            lo = q[0] * qscale;
+            hi = q[1] * qscale;
         }
-        const int head = g.head[gi][h];
-        if (e.n_splits == 1) {
-            a.out[row * a.out_ld + int64_t(head) * D + c] = val / sum;
-            continue;
-        }
-        const int64_t pi = (int64_t(entry) * e.n_splits + split) * p.n_q_heads + head;
-        p.acc[pi * D + c] = val;
-        if (c == 0) {
-            p.ml[2 * pi] = mx;
-            p.ml[2 * pi + 1] = sum;
-        }
+        *reinterpret_cast<uint32_t*>(&q_s[h][c]) = Op::pack(lo, hi);
     }
+    __syncthreads();
+
+    float o[D / 16][4] = {};  // O^T, m-tile 4 G + w; columns heads 2t, 2t + 1
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // heads 2t, 2t + 1; l: this lane's tokens
+    int j = j0 + 16 * warp;
+    TileOffsets cur = tile_offsets(a, si, j, j1, kvh, D, gq, tq);
+    for (; j < j1; j += 16 * kWarps) {
+        uint4 kr[2][kChunks], vr[4][kGroups];
+#pragma unroll
+        for (int i = 0; i < kChunks; ++i)
+#pragma unroll
+            for (int u = 0; u < 2; ++u)
+                kr[u][i] = load16_or_zero(a.k, (cur.k[u] + 8 * (tq + 4 * i)) * kEsz, cur.k[u] >= 0);
+#pragma unroll
+        for (int gr = 0; gr < kGroups; ++gr)
+#pragma unroll
+            for (int u = 0; u < 4; ++u)
+                vr[u][gr] = load16_or_zero(a.v, (cur.v[u] + 64 * gr + 8 * gq) * kEsz, cur.v[u] >= 0);
+        const TileOffsets next = tile_offsets(a, si, j + 16 * kWarps, j1, kvh, D, gq, tq);
+
+        float s[4] = {}, s2[4] = {};  // two accumulator chains, half as long
+#pragma unroll
+        for (int i = 0; i < kChunks; ++i) {
+            const uint4 qf = *reinterpret_cast<const uint4*>(&q_s[gq][8 * (tq + 4 * i)]);
+            Op::mma(s, {kr[0][i].x, kr[1][i].x, kr[0][i].y, kr[1][i].y}, qf.x, qf.y);
+            Op::mma(s2, {kr[0][i].z, kr[1][i].z, kr[0][i].w, kr[1][i].w}, qf.z, qf.w);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) s[i] += s2[i];
+        if (j + gq >= j1) s[0] = s[1] = -INFINITY;
+        if (j + gq + 8 >= j1) s[2] = s[3] = -INFINITY;
+        float mx[2] = {fmaxf(s[0], s[2]), fmaxf(s[1], s[3])};
+#pragma unroll
+        for (int off = 4; off < 32; off <<= 1)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], off));
+        float corr[2], pr[4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // token j is in the tile: mx is finite
+            const float nm = fmaxf(m[h], mx[h]);
+            corr[h] = exp2f(m[h] - nm);
+            m[h] = nm;
+            pr[h] = exp2f(s[h] - nm);
+            pr[h + 2] = exp2f(s[h + 2] - nm);
+            l[h] = l[h] * corr[h] + pr[h] + pr[h + 2];
+        }
+#pragma unroll
+        for (int mt = 0; mt < D / 16; ++mt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) o[mt][i] *= corr[i & 1];
+        const uint32_t b0 = movmatrix_trans(Op::pack(pr[0], pr[1]));
+        const uint32_t b1 = movmatrix_trans(Op::pack(pr[2], pr[3]));
+#pragma unroll
+        for (int gr = 0; gr < kGroups; ++gr)
+#pragma unroll
+            for (int w = 0; w < 4; ++w) {
+                const uint32_t v0 = word(vr[0][gr], w), v1 = word(vr[1][gr], w);
+                const uint32_t v2 = word(vr[2][gr], w), v3 = word(vr[3][gr], w);
+                Op::mma(o[4 * gr + w],
+                        {__byte_perm(v0, v1, 0x5410), __byte_perm(v0, v1, 0x7632),
+                         __byte_perm(v2, v3, 0x5410), __byte_perm(v2, v3, 0x7632)},
+                        b0, b1);
+            }
+        cur = next;
+    }
+
+#pragma unroll
+    for (int off = 4; off < 32; off <<= 1)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) l[h] += __shfl_xor_sync(0xffffffffu, l[h], off);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int head = 2 * tq + h;
+        if (gq == 0) {
+            m_s[warp][head] = m[h];
+            l_s[warp][head] = l[h];
+        }
+#pragma unroll
+        for (int gr = 0; gr < kGroups; ++gr)
+#pragma unroll
+            for (int w = 0; w < 4; ++w) {
+                const int dim = 64 * gr + 8 * gq + 2 * w;
+                acc_s[warp][head][dim] = o[4 * gr + w][h];
+                acc_s[warp][head][dim + 1] = o[4 * gr + w][h + 2];
+            }
+    }
+    __syncthreads();
+    merge_warps<D>(a, g, gi, e, p, entry, split, row, m_s, l_s, acc_s, 1.0f / kLog2e);
 }
 
 // One block per (query head, entry), one thread per output element. The splits' weights
@@ -219,6 +396,14 @@ void launch(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, cons
     NIWA_CUDA_LAUNCHED("attention decode");
 }
 
+template <typename T, int D>
+void launch_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
+                cudaStream_t stream) {
+    const dim3 grid(unsigned(e.n_splits), unsigned(g.n), unsigned(e.n));
+    decode_mma_kernel<T, D><<<grid, kThreads, 0, stream>>>(a, g, e, p);
+    NIWA_CUDA_LAUNCHED("attention decode (tensor cores)");
+}
+
 }  // namespace
 
 template <typename T>
@@ -249,5 +434,26 @@ template void launch_decode<__half>(const AttnArgs&, const HeadGroups&, const De
                                     int, cudaStream_t);
 template void launch_decode<__nv_bfloat16>(const AttnArgs&, const HeadGroups&, const DecodeEntries&,
                                            const Partials&, int, cudaStream_t);
+
+template <typename T>
+void launch_decode_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
+                       int d, cudaStream_t stream) {
+    switch (d) {
+        case 64:
+            return launch_mma<T, 64>(a, g, e, p, stream);
+        case 128:
+            return launch_mma<T, 128>(a, g, e, p, stream);
+        case 256:
+            return launch_mma<T, 256>(a, g, e, p, stream);
+        default:
+            require(false, "attention",
+                    "head_dim " + std::to_string(d) + " (the CUDA kernels take 64, 128, 256)");
+    }
+}
+
+template void launch_decode_mma<__half>(const AttnArgs&, const HeadGroups&, const DecodeEntries&,
+                                        const Partials&, int, cudaStream_t);
+template void launch_decode_mma<__nv_bfloat16>(const AttnArgs&, const HeadGroups&, const DecodeEntries&,
+                                               const Partials&, int, cudaStream_t);
 
 }  // namespace niwa::kernels::cuda::attn

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/mma.cuh"
 
 namespace niwa::kernels::cuda::attn {
 
@@ -99,6 +100,30 @@ __device__ __forceinline__ void load_f32(const T* p, float* out) {
     for (int i = 0; i < N; ++i) out[i] = to_f32(v[i]);
 }
 
+// The tensor-core kernels' mma operand type: the pool's own (K and V reach the tensor cores
+// unconverted; Q and P are rounded to it).
+template <typename T>
+struct Operand;
+template <>
+struct Operand<__half> {
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) { return f16x2_bits(lo, hi); }
+    static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                               uint32_t b1) {
+        mma_f16(c, a[0], a[1], a[2], a[3], b0, b1);
+    }
+};
+template <>
+struct Operand<__nv_bfloat16> {
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+        const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<const uint32_t*>(&v);
+    }
+    static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                               uint32_t b1) {
+        mma_bf16(c, a[0], a[1], a[2], a[3], b0, b1);
+    }
+};
+
 // Offset of cached token j of a sequence, KV head kvh, in pool elements.
 __device__ __forceinline__ int64_t pool_offset(const AttnArgs& a, const SeqInfo& si, int j, int kvh, int d) {
     const int64_t block = a.block_tables[si.table_start + j / a.block_tokens];
@@ -110,6 +135,11 @@ __device__ __forceinline__ int64_t pool_offset(const AttnArgs& a, const SeqInfo&
 template <typename T>
 void launch_decode(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p, int d,
                    cudaStream_t stream);
+// The tensor-core decode (Precision::Mixed, T __half or __nv_bfloat16): the same entries,
+// splits and partials as launch_decode.
+template <typename T>
+void launch_decode_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
+                       int d, cudaStream_t stream);
 void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d,
                            cudaStream_t stream);
 template <typename T>

@@ -31,29 +31,6 @@ constexpr size_t smem_bytes() {
     return sizeof(uint16_t) * size_t(D + 8) * size_t(S::kRows + 4 * S::kKeys);
 }
 
-// The mma operand type: the pool's own.
-template <typename T>
-struct Operand;
-template <>
-struct Operand<__half> {
-    static __device__ __forceinline__ uint32_t pack(float lo, float hi) { return f16x2_bits(lo, hi); }
-    static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                               uint32_t b1) {
-        mma_f16(c, a[0], a[1], a[2], a[3], b0, b1);
-    }
-};
-template <>
-struct Operand<__nv_bfloat16> {
-    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-        const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<const uint32_t*>(&v);
-    }
-    static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                               uint32_t b1) {
-        mma_bf16(c, a[0], a[1], a[2], a[3], b0, b1);
-    }
-};
-
 template <typename T, int D, typename S>
 __global__ void __launch_bounds__(S::kThreads, D <= 64 ? 2 : 1)
     prefill_mma_kernel(AttnArgs a, HeadGroups g, PrefillEntries e) {

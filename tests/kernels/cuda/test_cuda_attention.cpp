@@ -1,7 +1,7 @@
 // Tests of the CUDA kv_store and paged attention against the CPU ops: steps of decode rows,
 // prefill sequences and both mixed, random block tables over a pool of noise, head_dim
 // 64/128/256, GQA groups of 1, 6 and more than a block takes, padded views, F32/F16/BF16 pools,
-// fp32 and mixed precision (the tensor-core prefill).
+// fp32 and mixed precision (the tensor-core prefill and decode).
 #include "kernels/ops.h"
 #include "tests/kernels/cuda/cuda_test_util.h"
 
@@ -274,6 +274,26 @@ private slots:
                 1);
             run("cached d64 G6", {{77, 150}, {0, 40}, {500, 2}}, 8, 1, 64, grouped(6, 1));
             run("uneven d128", {{200, 130}, {0, 40}, {70, 2}}, 16, 2, 128, uneven);
+        }
+    }
+
+    // The tensor-core decode (mixed precision, 16-bit pools): decode rows only, contexts from one
+    // token to many splits, 16-token tiles over pool blocks of 8, 16 and 32 tokens and of 5 (a
+    // tile's tokens in up to four blocks), a batch of 24, rows of a 4-row step, uneven groups.
+    void tensorCoreDecode() {
+        const std::vector<int32_t> uneven = {1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1};
+        std::mt19937 rng(8);
+        uint32_t seed = 80;
+        for (DType t : {DType::F16, DType::BF16}) {
+            auto run = [&](const char* what, const std::vector<Shape>& shape, int bt, int n_kv, int d,
+                           const std::vector<int32_t>& kv_of_q) {
+                const std::string name = std::string(dtype_name(t)) + " " + what;
+                check(name.c_str(), seed++, shape, bt, n_kv, d, kv_of_q, 0, t, Precision::Mixed);
+            };
+            run("long d256 G6", {{4000, 1}, {130, 1}, {0, 1}, {17, 1}}, 32, 2, 256, grouped(12, 2));
+            run("batch d128 G6", random_shapes(rng, 24, 900, 1, 1), 16, 4, 128, grouped(24, 4));
+            run("blocks of 5 d64 G1", random_shapes(rng, 7, 300, 1, 1), 5, 4, 64, grouped(4, 4));
+            run("uneven d128", {{500, 1}, {33, 4}, {1, 1}}, 8, 2, 128, uneven);
         }
     }
 };
