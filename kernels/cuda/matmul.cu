@@ -7,7 +7,7 @@
 // fp32 decode (n <= 32): one warp per output row reads the row once for every row of x; a
 // lane takes four consecutive inputs of each 128-wide chunk (one PQ2_0 byte), and ternary
 // blocks sum x where the code is +1 minus where it is -1 before one multiply by the scale.
-// Few output rows (< 1024): a block per row splits the inputs over its threads.
+// Few output rows (< 1024): blocks of 16 rows x 256 inputs, slices summed in order.
 // fp32 prefill: 64 x 64 output tiles, both operands staged in shared memory as fp32.
 #include <algorithm>
 #include <string>
@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/dequant.cuh"
 #include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/matmul_decode.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -86,70 +87,104 @@ __global__ void __launch_bounds__(kRowwiseWarps * 32) matmul_rowwise_kernel(Matm
     }
 }
 
-// Few output rows (GDN's alpha and beta: one per value head): a whole block per row, its
-// threads splitting the inputs, so the work spreads over the GPU instead of a few warps.
-constexpr int kSmallOutThreads = 256;
+// Few output rows (GDN's alpha and beta: one per value head): a block takes 16 rows, two a
+// warp, and 256 inputs (a 96 x 5120 matrix is 120 blocks); a lane keeps its 8 weights of each
+// row in registers for every row of x, so x's slice is read once a block and the weights once.
+// The slices' partial sums meet in slice order (sum_slices), the result independent of timing.
+constexpr int kSmallOutWarps = 8;
+constexpr int kSmallOutK = 256;          // inputs a block: two runs of 4 a lane
 constexpr int64_t kSmallOutRows = 1024;  // below this many rows a warp per row leaves SMs idle
 
 // Vec: x rows are 16-byte aligned and `in` a multiple of 4, so x is read as float4.
-template <DType T, int NR, bool Vec>
-__global__ void __launch_bounds__(kSmallOutThreads) matmul_smallout_kernel(MatmulArgs a, int nr) {
-    __shared__ float partial[kSmallOutThreads / 32][NR];
-    const int64_t o = blockIdx.x;
-    const uint8_t* row = a.w + static_cast<size_t>(o) * a.stride;
-    float acc[NR];
+template <DType T, bool Vec>
+__global__ void __launch_bounds__(kSmallOutWarps * 32) matmul_smallout_kernel(DecodeParams p) {
+    __shared__ unsigned flag;
+    const MatmulArgs& a = p.a;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int group = blockIdx.x, slice = blockIdx.y;
+    const int64_t o0 = static_cast<int64_t>(group) * kTileRows + 2 * warp;
+    const int64_t k0 = static_cast<int64_t>(slice) * kSmallOutK + 4 * lane;
+    float w[2][8];
 #pragma unroll
-    for (int r = 0; r < NR; ++r) acc[r] = 0.0f;
-    for (int64_t k = 4 * static_cast<int64_t>(threadIdx.x); k < a.in; k += 4 * kSmallOutThreads) {
-        float wv[4];
-        weights_at<T>(row, k, a.in, wv);
+    for (int i = 0; i < 2; ++i)
 #pragma unroll
-        for (int r = 0; r < NR; ++r) {
-            if (r >= nr) break;
-            const float* xr = a.x + r * a.ldx + k;
-            if constexpr (Vec) {
-                const float4 xv = *reinterpret_cast<const float4*>(xr);
-                acc[r] += wv[0] * xv.x + wv[1] * xv.y + wv[2] * xv.z + wv[3] * xv.w;
-            } else {
+        for (int h = 0; h < 2; ++h) {
+            float v[4] = {};
+            if (o0 + i < a.out && k0 + 128 * h < a.in)
+                weights_at<T>(a.w + static_cast<size_t>(o0 + i) * a.stride, k0 + 128 * h, a.in, v);
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    if (k + j < a.in) acc[r] += wv[j] * xr[j];
+            for (int j = 0; j < 4; ++j) w[i][4 * h + j] = v[j];
+        }
+    // kRowsAtOnce rows of x at a time, all their loads before any store (stores could alias x
+    // as far as the compiler knows, so it would not move the next rows' loads above them).
+    constexpr int kRowsAtOnce = 4;
+    for (int r0 = 0; r0 < a.n; r0 += kRowsAtOnce) {
+        float xv[kRowsAtOnce][8];
+#pragma unroll
+        for (int q = 0; q < kRowsAtOnce; ++q) {
+            const float* xr = a.x + min(r0 + q, static_cast<int>(a.n) - 1) * a.ldx;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int64_t k = k0 + 128 * h;
+                if constexpr (Vec) {
+                    const float4 v =
+                        k < a.in ? *reinterpret_cast<const float4*>(xr + k) : make_float4(0, 0, 0, 0);
+                    xv[q][4 * h] = v.x;
+                    xv[q][4 * h + 1] = v.y;
+                    xv[q][4 * h + 2] = v.z;
+                    xv[q][4 * h + 3] = v.w;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) xv[q][4 * h + j] = k + j < a.in ? xr[k + j] : 0.0f;
+                }
             }
         }
-    }
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        float s[kRowsAtOnce][2] = {};
 #pragma unroll
-    for (int r = 0; r < NR; ++r) {
-        float v = acc[r];
+        for (int q = 0; q < kRowsAtOnce; ++q)
 #pragma unroll
-        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-        if (lane == 0) partial[warp][r] = v;
-    }
-    __syncthreads();
-    for (int r = threadIdx.x; r < nr; r += kSmallOutThreads) {
-        float v = 0.0f;
+            for (int i = 0; i < 2; ++i)
 #pragma unroll
-        for (int w = 0; w < kSmallOutThreads / 32; ++w) v += partial[w][r];
-        a.y[r * a.ldy + o] = v;
+                for (int j = 0; j < 8; ++j) s[q][i] = fmaf(w[i][j], xv[q][j], s[q][i]);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+            for (int q = 0; q < kRowsAtOnce; ++q)
+#pragma unroll
+                for (int i = 0; i < 2; ++i) s[q][i] += __shfl_xor_sync(0xffffffffu, s[q][i], off);
+#pragma unroll
+        for (int q = 0; q < kRowsAtOnce; ++q) {
+            const int r = r0 + q;
+            if (lane >= 2 || r >= a.n || o0 + lane >= a.out) continue;
+            const float v = lane == 0 ? s[q][0] : s[q][1];
+            if (p.slices == 1)
+                a.y[r * a.ldy + o0 + lane] = v;
+            else
+                p.partial[(static_cast<int64_t>(slice) * a.n + r) * a.out + o0 + lane] = v;
+        }
     }
+    sum_slices(p, group, group, group + 1, &flag);
 }
 
 template <DType T>
-void launch_smallout(cudaStream_t stream, const MatmulArgs& a) {
-    const dim3 grid(static_cast<unsigned>(a.out));
+void launch_smallout(CudaOps& ops, const MatmulArgs& a) {
+    DecodeParams p;
+    p.a = a;
+    p.groups = static_cast<int>((a.out + kTileRows - 1) / kTileRows);
+    p.slices = static_cast<int>((a.in + kSmallOutK - 1) / kSmallOutK);
+    p.tiles = p.groups;
+    if (p.slices > 1) {
+        const size_t bytes = static_cast<size_t>(p.slices) * a.n * a.out * sizeof(float);
+        p.partial = static_cast<float*>(ops.workspace(CudaOps::Workspace::Matmul, bytes));
+        p.counters = group_counters(ops, p.groups);
+    }
+    const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
     const bool vec = a.in % 4 == 0 && a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
-    for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
-        const int nr = static_cast<int>(pass.n);
-        if (nr <= 8 && vec)
-            matmul_smallout_kernel<T, 8, true><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
-        else if (nr <= 8)
-            matmul_smallout_kernel<T, 8, false><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
-        else if (vec)
-            matmul_smallout_kernel<T, 32, true><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
-        else
-            matmul_smallout_kernel<T, 32, false><<<grid, kSmallOutThreads, 0, stream>>>(pass, nr);
-        NIWA_CUDA_LAUNCHED("matmul_smallout_kernel");
-    });
+    if (vec)
+        matmul_smallout_kernel<T, true><<<grid, kSmallOutWarps * 32, 0, ops.stream()>>>(p);
+    else
+        matmul_smallout_kernel<T, false><<<grid, kSmallOutWarps * 32, 0, ops.stream()>>>(p);
+    NIWA_CUDA_LAUNCHED("matmul_smallout_kernel");
 }
 
 constexpr int kTile = 64;   // fp32 prefill: output tile kTile (weight rows) x kTile (x rows)
@@ -271,7 +306,7 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     with_weight_type(a.type, [&](auto tag) {
         constexpr DType T = decltype(tag)::value;
         if (a.n <= kDecodeMaxRows && a.out < kSmallOutRows)
-            launch_smallout<T>(stream_, a);
+            launch_smallout<T>(*this, a);
         else if (a.n <= kDecodeMaxRows)
             launch_rowwise<T>(stream_, a);
         else

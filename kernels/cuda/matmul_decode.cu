@@ -155,30 +155,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32) ternary_decode_kernel(DecodePa
     sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(wbuf + warps * stages * kStageBytes));
 }
 
-// Per device: a ring of group counters, zeroed once; every call takes its own range, and the
-// last block of each group sets its counter back to zero.
-unsigned* group_counters(CudaOps& ops, int groups) {
-    struct Ring {
-        unsigned* p = nullptr;
-        int cursor = 0;
-    };
-    static std::mutex mu;
-    static std::vector<Ring> rings;
-    std::lock_guard<std::mutex> lock(mu);
-    const auto device = static_cast<size_t>(ops.device());
-    if (rings.size() <= device) rings.resize(device + 1);
-    Ring& ring = rings[device];
-    if (!ring.p) {
-        ring.p = static_cast<unsigned*>(ops.alloc(kCounterRing * sizeof(unsigned)));
-        ops.zero(ring.p, kCounterRing * sizeof(unsigned));
-        ops.synchronize();  // once: other streams of this device may use the ring next
-    }
-    if (ring.cursor + groups > kCounterRing) ring.cursor = 0;
-    unsigned* p = ring.p + ring.cursor;
-    ring.cursor += groups;
-    return p;
-}
-
 template <DType T>
 void launch_nt(CudaOps& ops, int nt, const DecodeParams& p, dim3 grid, int warps, size_t smem) {
     with_x_tiles(nt, [&](auto tiles) {
@@ -207,6 +183,30 @@ void launch_pass(CudaOps& ops, const MatmulArgs& a, int nt, int warps, int stage
 }
 
 }  // namespace
+
+// Per device: a ring of group counters, zeroed once; every call takes its own range, and the
+// last block of each group sets its counter back to zero.
+unsigned* group_counters(CudaOps& ops, int groups) {
+    struct Ring {
+        unsigned* p = nullptr;
+        int cursor = 0;
+    };
+    static std::mutex mu;
+    static std::vector<Ring> rings;
+    std::lock_guard<std::mutex> lock(mu);
+    const auto device = static_cast<size_t>(ops.device());
+    if (rings.size() <= device) rings.resize(device + 1);
+    Ring& ring = rings[device];
+    if (!ring.p) {
+        ring.p = static_cast<unsigned*>(ops.alloc(kCounterRing * sizeof(unsigned)));
+        ops.zero(ring.p, kCounterRing * sizeof(unsigned));
+        ops.synchronize();  // once: other streams of this device may use the ring next
+    }
+    if (ring.cursor + groups > kCounterRing) ring.cursor = 0;
+    unsigned* p = ring.p + ring.cursor;
+    ring.cursor += groups;
+    return p;
+}
 
 DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks) {
     DecodeParams p;

@@ -186,13 +186,36 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
     __syncthreads();
     if (!*flag) return;
     __threadfence();
-    const int64_t row0 = t0 * kTileRows, rows = min(t1 * kTileRows, a.out) - row0;
-    for (int64_t idx = threadIdx.x; idx < rows * a.n; idx += blockDim.x) {
-        const int64_t c = idx / rows, r = row0 + idx % rows;
-        float s = 0.0f;
-        for (int sl = 0; sl < p.slices; ++sl)
-            s += __ldcg(p.partial + (static_cast<int64_t>(sl) * a.n + c) * a.out + r);
-        a.y[c * a.ldy + r] = s;
+    // A thread sums kBatch outputs at once, every load issued before any store (a store to y
+    // could alias the partials as far as the compiler knows, so it would not move loads past it).
+    // A group's outputs (rows x n) fit 32 bits.
+    const int64_t row0 = t0 * kTileRows;
+    const int rows = static_cast<int>(min(t1 * kTileRows, a.out) - row0),
+              total = rows * static_cast<int>(a.n);
+    const int64_t slice_stride = a.n * a.out;
+    constexpr int kBatch = 4;
+    for (int base = threadIdx.x; base < total; base += kBatch * blockDim.x) {
+        int64_t src[kBatch], dst[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            const int idx = base + b * blockDim.x, c = a.n == 1 ? 0 : idx / rows;
+            const int64_t r = row0 + (idx - c * rows);
+            src[b] = c * a.out + r;
+            dst[b] = c * a.ldy + r;
+        }
+        float s[kBatch] = {};
+#pragma unroll 4
+        for (int sl = 0; sl < p.slices; ++sl) {
+            float v[kBatch];
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+                v[b] = base + b * blockDim.x < total ? __ldcg(p.partial + src[b] + sl * slice_stride) : 0.0f;
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b) s[b] += v[b];
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+            if (base + b * blockDim.x < total) a.y[dst[b]] = s[b];
     }
 }
 
@@ -225,5 +248,8 @@ void allow_max_smem(CudaOps& ops, K* kernel, std::atomic<uint64_t>& configured) 
 // Host: the slices, tiles and groups of a launch over x rows [0, a.n) filling `blocks` blocks
 // (one wave), with the partial buffer and group counters when K is split.
 DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks);
+// `groups` zeroed counters for one call's sum_slices (a ring per device; the last block of a
+// group sets its counter back to zero).
+unsigned* group_counters(CudaOps& ops, int groups);
 
 }  // namespace niwa::kernels::cuda

@@ -38,31 +38,53 @@ struct ResidualArgs {
     int cols;
 };
 
-// B: the Hadamard block when warps can take it (hadamard.cuh), 0 otherwise.
+// B: the Hadamard block when warps can take it (hadamard.cuh), 0 otherwise. The norm weight
+// and signs read no earlier kernel's output: they are fetched before pdl_wait (the kernel may
+// start while the matmul before it still runs), into wsg, where each thread reads back only the
+// channels it wrote (no barrier). Then x and y cost the kernel one trip to memory.
 template <int B>
 __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a) {
     pdl_release();                  // the matmul after this may start streaming its weights
-    extern __shared__ float buf[];  // [cols]
+    extern __shared__ float buf[];  // [cols], then wsg: (w, sign) per channel
+    float2* wsg = reinterpret_cast<float2*>(buf + ((a.cols + 1) & ~1));
+    for (int c = threadIdx.x; c < a.cols; c += blockDim.x)
+        wsg[c] = make_float2(a.w[c], a.signs ? a.signs[c] : 1.0f);
+    pdl_wait();
     const int64_t row = blockIdx.x;
     float* x = a.x + row * a.ldx;
     const float* y = a.y ? a.y + row * a.ldy : nullptr;
+    // kPer channels a thread at a time, all loaded before any is stored (a store to x could
+    // alias y as far as the compiler knows: it would wait for each load in turn).
+    constexpr int kPer = 8;
     float ss = 0.0f;
-    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
-        float v = x[c];
-        if (y) {
-            v += y[c];
-            x[c] = v;
+    for (int c0 = threadIdx.x; c0 < a.cols; c0 += kPer * blockDim.x) {
+        float v[kPer], u[kPer];
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+            const int c = c0 + i * blockDim.x;
+            v[i] = c < a.cols ? x[c] : 0.0f;
+            u[i] = y && c < a.cols ? y[c] : 0.0f;
         }
-        buf[c] = v;
-        ss += v * v;
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+            const int c = c0 + i * blockDim.x;
+            if (c >= a.cols) break;
+            if (y) {
+                v[i] += u[i];
+                x[c] = v[i];
+            }
+            buf[c] = v[i];
+            ss += v[i] * v[i];
+        }
     }
     ss = block_sum(ss);
     const float inv = 1.0f / sqrtf(ss / static_cast<float>(a.cols) + a.eps);
     float* xn = a.xn + row * a.ldn;
     for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
-        const float v = buf[c] * inv * a.w[c];
+        const float2 ws = wsg[c];
+        const float v = buf[c] * inv * ws.x;
         xn[c] = v;
-        buf[c] = a.signs ? v * a.signs[c] : v;
+        buf[c] = v * ws.y;
     }
     float* xr = a.xr + row * a.ldr;
     if (!a.signs) {
@@ -102,7 +124,8 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
     }
     require(w != nullptr, op, "no norm weight");
     if (x.rows == 0 || x.cols == 0) return;
-    require(static_cast<size_t>(x.cols) * sizeof(float) <= props_.sharedMemPerBlockOptin, op,
+    const size_t smem = static_cast<size_t>((x.cols + 1) & ~int64_t(1)) * 3 * sizeof(float);
+    require(smem <= props_.sharedMemPerBlockOptin, op,
             std::to_string(x.cols) + " channels do not fit in shared memory");
     if (r.block != 0) {
         require(r.block > 1 && (r.block & (r.block - 1)) == 0, op,
@@ -126,14 +149,14 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
                    std::max(r.block, 2),
                    r.block != 0 ? 1.0f / std::sqrt(static_cast<float>(r.block)) : 1.0f,
                    static_cast<int>(x.cols)};
-    const size_t smem = static_cast<size_t>(x.cols) * sizeof(float);
     const int threads =
         static_cast<int>(std::min<int64_t>(kThreads, std::max<int64_t>(32, (x.cols + 31) / 32 * 32)));
     const auto launch = [&](auto kernel) {
         if (smem > 48 * 1024)
             NIWA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  static_cast<int>(smem)));
-        kernel<<<static_cast<unsigned>(x.rows), threads, smem, stream_>>>(a);
+        NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kernel, dim3(static_cast<unsigned>(x.rows)),
+                                           dim3(static_cast<unsigned>(threads)), smem, stream_, a));
     };
     if (r.block != 0 && warp_hadamard_block(r.block))
         with_hadamard_block(r.block, [&](auto b) { launch(residual_norm_kernel<decltype(b)::value>); });
