@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/formats.h"
 
@@ -187,6 +189,12 @@ public:
     virtual void add(const Tensor& a, const Tensor& b, const Tensor& y) = 0;
     // y = silu(gate) * up.
     virtual void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) = 0;
+    // y = H_B(s ⊙ swiglu(gate, up)) (rotate with signs_first): the input of the FFN's down
+    // projection. The default calls swiglu and rotates y in place; a backend may fuse them.
+    virtual void swiglu_rotate(const Tensor& gate, const Tensor& up, const Rotation& r, const Tensor& y) {
+        swiglu(gate, up, y);
+        rotate(y, r, /*signs_first=*/true, y);
+    }
     // y = x * sigmoid(gate).
     virtual void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& y) = 0;
     // In place, NeoX rotate-half on the first n_rot dims of each head of head_dim in x's
@@ -220,6 +228,18 @@ public:
     // Per row of width y.cols (one head): y = rmsnorm(x) * w * silu(z).
     virtual void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps,
                                const Tensor& y) = 0;
+    // y = H_B(s ⊙ rmsnorm_gated(x, w, z)) over heads of `width` channels (rotate with
+    // signs_first): the input of GDN's output projection. x, z and y are [n, H * width], y with
+    // whole rows (ld == cols). The default calls rmsnorm_gated on y's rows of one head each and
+    // rotates y in place; a backend may fuse them.
+    virtual void rmsnorm_gated_rotate(const Tensor& x, const float* w, const Tensor& z, float eps,
+                                      int64_t width, const Rotation& r, const Tensor& y) {
+        if (width <= 0 || y.cols % width != 0 || y.ld != y.cols)
+            throw std::invalid_argument("rmsnorm_gated_rotate: y must be whole rows of heads of " +
+                                        std::to_string(width));
+        rmsnorm_gated(x, w, z, eps, Tensor{y.data, y.type, y.rows * (y.cols / width), width, width});
+        rotate(y, r, /*signs_first=*/true, y);
+    }
 
     // One token per row of logits [n, vocab]: greedy or sampled per params[i]; params and
     // out_ids are host arrays of n.

@@ -273,11 +273,9 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     const Tensor o = first(go_, T);
     ops_.gated_delta_rule(qn, kn, conv.cols_view(2 * nk * ds, nv * ds), a, b, plan_.v_key.data(), int(ds),
                           int(ds), 1.0f / std::sqrt(float(ds)), st, info_, kernels::GdnMode::Auto, o);
-    // Per head: o's rows as one head each; z (a column range) read head by head in its rows.
-    const Tensor o_rows{o.data, o.type, T * nv, ds, ds};
-    ops_.rmsnorm_gated(o_rows, G.norm, z, hp_.rms_eps, o_rows);
+    // Per head of ds channels (z a column range, read head by head in its rows), then rotated.
     const Tensor orot = first(gr_, T);
-    ops_.rotate(o, G.out_rot, true, orot);
+    ops_.rmsnorm_gated_rotate(o, G.norm, z, hp_.rms_eps, ds, G.out_rot, orot);
     ops_.matmul(G.out, orot, y);
 }
 
@@ -287,9 +285,8 @@ void RankForward::ffn(int il, const Tensor& xr, const Tensor& y) {
     const int64_t F = plan_.ffn.size();
     const Tensor gu = first(fgu_, T), g = gu.cols_view(0, F), u = gu.cols_view(F, F), h = first(fh_, T);
     stacked_matmul(L.ffn_gate_up, {&L.ffn_gate, &L.ffn_up}, xr, gu);
-    ops_.swiglu(g, u, h);
-    ops_.rotate(h, L.ffn_down_rot, true, g);
-    ops_.matmul(L.ffn_down, g, y);
+    ops_.swiglu_rotate(g, u, L.ffn_down_rot, h);
+    ops_.matmul(L.ffn_down, h, y);
 }
 
 }  // namespace niwa::model

@@ -89,6 +89,7 @@ public:
     void l2norm(const Tensor& x, float eps, const Tensor& y) override;
     void add(const Tensor& a, const Tensor& b, const Tensor& y) override;
     void swiglu(const Tensor& gate, const Tensor& up, const Tensor& y) override;
+    void swiglu_rotate(const Tensor& gate, const Tensor& up, const Rotation& r, const Tensor& y) override;
     void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& y) override;
     void rope(const Tensor& x, int head_dim, int n_rot, float theta, const StepInfo& step) override;
 
@@ -103,6 +104,8 @@ public:
                           const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
                           const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) override;
     void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps, const Tensor& y) override;
+    void rmsnorm_gated_rotate(const Tensor& x, const float* w, const Tensor& z, float eps, int64_t width,
+                              const Rotation& r, const Tensor& y) override;
 
     void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) override;
 

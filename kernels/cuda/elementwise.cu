@@ -3,6 +3,7 @@
 // input (each element is read before it is written, by the same thread).
 #include <algorithm>
 
+#include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/pdl.cuh"
 
@@ -14,10 +15,10 @@ struct Add {
     __device__ float operator()(float a, float b) const { return a + b; }
 };
 struct Swiglu {
-    __device__ float operator()(float g, float u) const { return g / (1.0f + expf(-g)) * u; }
+    __device__ float operator()(float g, float u) const { return swiglu_value(g, u); }
 };
 struct SigmoidMul {
-    __device__ float operator()(float x, float g) const { return x * (1.0f / (1.0f + expf(-g))); }
+    __device__ float operator()(float x, float g) const { return sigmoid_mul_value(x, g); }
 };
 
 template <typename F, typename V>

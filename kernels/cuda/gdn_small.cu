@@ -1,6 +1,7 @@
 // GDN's small per-element ops: the gates (log decay and beta) and the output's gated rmsnorm.
 #include <string>
 
+#include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace niwa::kernels::cuda {
@@ -50,7 +51,7 @@ __global__ void rmsnorm_gated_kernel(Segs x, Segs z, Segs y, int64_t count, int6
     const float inv = 1.0f / sqrtf(ss / float(width) + eps);
     for (int64_t c = lane; c < width; c += 32) {
         const float zc = zs[c];
-        ys[c] = xs[c] * inv * (w != nullptr ? w[c] : 1.0f) * (zc / (1.0f + expf(-zc)));
+        ys[c] = xs[c] * inv * (w != nullptr ? w[c] : 1.0f) * silu_value(zc);
     }
 }
 

@@ -2,13 +2,15 @@
 // channels: one warp per (Hadamard block, row), in registers (hadamard.cuh). Other sizes: one
 // CUDA block per (Hadamard block, row) in shared memory. Both run the CPU oracle's butterflies
 // in its order, so they agree bit for bit; y may alias x (a block's channels are all read
-// before any is written, by the warp or block that owns them).
+// before any is written, by the warp or block that owns them). swiglu_rotate computes the
+// FFN's swiglu, rmsnorm_gated_rotate GDN's gated norm, as the warp kernel reads its channels.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include <type_traits>
 
+#include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/hadamard.cuh"
 #include "kernels/cuda/pdl.cuh"
@@ -39,25 +41,116 @@ __global__ void __launch_bounds__(kMaxThreads)
 
 constexpr int kWarpsPerBlock = 4;
 
-template <int B, bool SignsFirst>
+// What the warp kernel rotates: x's channels, swiglu(gate, up), or GDN's gated rmsnorm per head.
+// fetch() loads a channel's inputs; values() turns a lane's fetched channels (lane + 32 j of the
+// block) into the values to rotate, with the whole warp (the gated norm sums each head over it).
+// The kernel fetches all of a lane's channels before it uses any, so their loads are in flight
+// together.
+struct ReadX {
+    const float* x;
+    int64_t ldx;
+    using Raw = float;
+    __device__ Raw fetch(int64_t row, int64_t c) const { return x[row * ldx + c]; }
+    template <int N>
+    __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
+#pragma unroll
+        for (int j = 0; j < N; ++j) v[j] = raw[j];
+    }
+};
+struct ReadSwiglu {
+    const float *gate, *up;
+    int64_t ldg, ldu;
+    using Raw = float2;
+    __device__ Raw fetch(int64_t row, int64_t c) const {
+        return make_float2(gate[row * ldg + c], up[row * ldu + c]);
+    }
+    template <int N>
+    __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
+#pragma unroll
+        for (int j = 0; j < N; ++j) v[j] = swiglu_value(raw[j].x, raw[j].y);
+    }
+};
+// Heads of W channels (32 <= W, W dividing the block): head h of the block is j in
+// [h W/32, (h+1) W/32) of every lane. y = x * rsqrt(mean(x²) + eps) * w * silu(z), as
+// rmsnorm_gated (gdn_small.cu) computes it.
+struct NormGatedRaw {
+    float x, z, w;
+};
+template <int W>
+struct ReadNormGated {
+    const float *x, *z, *w;
+    int64_t ldx, ldz;
+    float eps;
+    using Raw = NormGatedRaw;
+    __device__ Raw fetch(int64_t row, int64_t c) const {
+        return {x[row * ldx + c], z[row * ldz + c], w ? w[c % W] : 1.0f};
+    }
+    template <int N>
+    __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
+        constexpr int kPer = W / 32;
+        if constexpr (N < kPer) {  // a block smaller than a head: never launched
+#pragma unroll
+            for (int j = 0; j < N; ++j) v[j] = 0.0f;
+        } else {
+#pragma unroll
+            for (int h = 0; h < N / kPer; ++h) {
+                float ss = 0.0f;
+#pragma unroll
+                for (int j = h * kPer; j < (h + 1) * kPer; ++j) ss = fmaf(raw[j].x, raw[j].x, ss);
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+                const float inv = 1.0f / sqrtf(ss / float(W) + eps);
+#pragma unroll
+                for (int j = h * kPer; j < (h + 1) * kPer; ++j)
+                    v[j] = raw[j].x * inv * raw[j].w * silu_value(raw[j].z);
+            }
+        }
+    }
+};
+
+template <int B, bool SignsFirst, typename Read>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    rotate_warp_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, const float* signs, int n_blocks,
-                       float norm) {
+    rotate_warp_kernel(Read read, float* y, int64_t ldy, const float* signs, int n_blocks, float norm) {
     pdl_release();  // the matmul after this may start streaming its weights
     const int lane = threadIdx.x & 31;
     const int hb = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
     if (hb >= n_blocks) return;
     const int64_t row = blockIdx.y;
     const int64_t c0 = static_cast<int64_t>(hb) * B + lane;
-    const float* xr = x + row * ldx + c0;
     const float* s = signs + c0;
-    float v[B / 32];
+    typename Read::Raw raw[B / 32];
+    float sg[B / 32];
 #pragma unroll
-    for (int j = 0; j < B / 32; ++j) v[j] = SignsFirst ? xr[32 * j] * s[32 * j] : xr[32 * j];
+    for (int j = 0; j < B / 32; ++j) {
+        raw[j] = read.fetch(row, c0 + 32 * j);
+        sg[j] = s[32 * j];
+    }
+    asm volatile("" ::
+                     : "memory");  // keep the loads together: the compiler would interleave them with value()
+    float v[B / 32];
+    read.values(raw, v);
+#pragma unroll
+    for (int j = 0; j < B / 32; ++j)
+        if (SignsFirst) v[j] *= sg[j];
     hadamard_warp<B>(v, lane);
     float* yr = y + row * ldy + c0;
 #pragma unroll
-    for (int j = 0; j < B / 32; ++j) yr[32 * j] = SignsFirst ? v[j] * norm : v[j] * norm * s[32 * j];
+    for (int j = 0; j < B / 32; ++j) yr[32 * j] = SignsFirst ? v[j] * norm : v[j] * norm * sg[j];
+}
+
+// One warp per (Hadamard block, row) of `rows` rows of `cols` channels (block warp-sized).
+template <bool SignsFirst, typename Read>
+void launch_rotate_warps(cudaStream_t stream, const Read& read, int64_t rows, int64_t cols, const Tensor& y,
+                         const Rotation& r) {
+    const int n_blocks = static_cast<int>(cols / r.block);
+    const float norm = 1.0f / std::sqrt(static_cast<float>(r.block));
+    const dim3 grid(grid_for(n_blocks, kWarpsPerBlock), static_cast<unsigned>(rows));
+    with_hadamard_block(r.block, [&](auto b) {
+        constexpr int B = decltype(b)::value;
+        rotate_warp_kernel<B, SignsFirst, Read>
+            <<<grid, kWarpsPerBlock * 32, 0, stream>>>(read, y.as<float>(), y.ld, r.signs, n_blocks, norm);
+    });
+    NIWA_CUDA_LAUNCHED("rotate_warp_kernel");
 }
 
 }  // namespace
@@ -86,18 +179,11 @@ void CudaOps::rotate(const Tensor& x, const Rotation& r, bool signs_first, const
     require(r.signs != nullptr, "rotate", "no sign vector");
     const float norm = 1.0f / std::sqrt(static_cast<float>(block));
     if (warp_hadamard_block(block)) {
-        const int n_blocks = static_cast<int>(x.cols / block);
-        const dim3 grid(grid_for(n_blocks, kWarpsPerBlock), static_cast<unsigned>(x.rows));
-        with_hadamard_block(block, [&](auto b) {
-            constexpr int B = decltype(b)::value;
-            if (signs_first)
-                rotate_warp_kernel<B, true><<<grid, kWarpsPerBlock * 32, 0, stream_>>>(
-                    x.as<const float>(), x.ld, y.as<float>(), y.ld, r.signs, n_blocks, norm);
-            else
-                rotate_warp_kernel<B, false><<<grid, kWarpsPerBlock * 32, 0, stream_>>>(
-                    x.as<const float>(), x.ld, y.as<float>(), y.ld, r.signs, n_blocks, norm);
-        });
-        NIWA_CUDA_LAUNCHED("rotate_warp_kernel");
+        const ReadX read{x.as<const float>(), x.ld};
+        if (signs_first)
+            launch_rotate_warps<true>(stream_, read, x.rows, x.cols, y, r);
+        else
+            launch_rotate_warps<false>(stream_, read, x.rows, x.cols, y, r);
         return;
     }
     const dim3 grid(static_cast<unsigned>(x.cols / block), static_cast<unsigned>(x.rows));
@@ -110,6 +196,46 @@ void CudaOps::rotate(const Tensor& x, const Rotation& r, bool signs_first, const
         rotate_kernel<false><<<grid, threads, smem, stream_>>>(x.as<const float>(), x.ld, y.as<float>(), y.ld,
                                                                r.signs, block, norm);
     NIWA_CUDA_LAUNCHED("rotate_kernel");
+}
+
+// Fused where the warp kernel takes the block (the FFN's 1024), else swiglu then rotate.
+void CudaOps::swiglu_rotate(const Tensor& gate, const Tensor& up, const Rotation& r, const Tensor& y) {
+    require_f32(gate, "swiglu_rotate", "gate");
+    require_f32(up, "swiglu_rotate", "up");
+    require_f32(y, "swiglu_rotate", "y");
+    require_same_shape(gate, y, "swiglu_rotate");
+    require_same_shape(up, y, "swiglu_rotate");
+    if (!warp_hadamard_block(r.block) || y.cols % r.block != 0 || !r.signs)
+        return Ops::swiglu_rotate(gate, up, r, y);
+    if (y.rows == 0 || y.cols == 0) return;
+    launch_rotate_warps<true>(stream_,
+                              ReadSwiglu{gate.as<const float>(), up.as<const float>(), gate.ld, up.ld},
+                              y.rows, y.cols, y, r);
+}
+
+// Fused where the warp kernel takes the block and a head is 64, 128 or 256 channels dividing it
+// (27B: heads of 128 in blocks of 1024), else rmsnorm_gated then rotate.
+void CudaOps::rmsnorm_gated_rotate(const Tensor& x, const float* w, const Tensor& z, float eps, int64_t width,
+                                   const Rotation& r, const Tensor& y) {
+    const char* op = "rmsnorm_gated_rotate";
+    require_f32(x, op, "x");
+    require_f32(z, op, "z");
+    require_f32(y, op, "y");
+    require_same_shape(x, y, op);
+    require_same_shape(z, y, op);
+    const bool fused = warp_hadamard_block(r.block) && r.signs && y.cols % r.block == 0 &&
+                       (width == 64 || width == 128 || width == 256) && r.block % width == 0;
+    if (!fused) return Ops::rmsnorm_gated_rotate(x, w, z, eps, width, r, y);
+    if (y.rows == 0 || y.cols == 0) return;
+    const auto launch = [&](auto head) {
+        constexpr int W = decltype(head)::value;
+        launch_rotate_warps<true>(
+            stream_, ReadNormGated<W>{x.as<const float>(), z.as<const float>(), w, x.ld, z.ld, eps}, y.rows,
+            y.cols, y, r);
+    };
+    if (width == 64) return launch(std::integral_constant<int, 64>{});
+    if (width == 128) return launch(std::integral_constant<int, 128>{});
+    launch(std::integral_constant<int, 256>{});
 }
 
 }  // namespace niwa::kernels::cuda
