@@ -409,17 +409,7 @@ void launch_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, 
 template <typename T>
 void launch_decode(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p, int d,
                    cudaStream_t stream) {
-    switch (d) {
-        case 64:
-            return launch<T, 64>(a, g, e, p, stream);
-        case 128:
-            return launch<T, 128>(a, g, e, p, stream);
-        case 256:
-            return launch<T, 256>(a, g, e, p, stream);
-        default:
-            require(false, "attention",
-                    "head_dim " + std::to_string(d) + " (the CUDA kernels take 64, 128, 256)");
-    }
+    with_head_dim(d, [&](auto hd) { launch<T, decltype(hd)::value>(a, g, e, p, stream); });
 }
 
 void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d,
@@ -438,17 +428,7 @@ template void launch_decode<__nv_bfloat16>(const AttnArgs&, const HeadGroups&, c
 template <typename T>
 void launch_decode_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
                        int d, cudaStream_t stream) {
-    switch (d) {
-        case 64:
-            return launch_mma<T, 64>(a, g, e, p, stream);
-        case 128:
-            return launch_mma<T, 128>(a, g, e, p, stream);
-        case 256:
-            return launch_mma<T, 256>(a, g, e, p, stream);
-        default:
-            require(false, "attention",
-                    "head_dim " + std::to_string(d) + " (the CUDA kernels take 64, 128, 256)");
-    }
+    with_head_dim(d, [&](auto hd) { launch_mma<T, decltype(hd)::value>(a, g, e, p, stream); });
 }
 
 template void launch_decode_mma<__half>(const AttnArgs&, const HeadGroups&, const DecodeEntries&,

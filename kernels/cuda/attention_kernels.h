@@ -8,6 +8,8 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/mma.cuh"
@@ -123,6 +125,22 @@ struct Operand<__nv_bfloat16> {
         mma_bf16(c, a[0], a[1], a[2], a[3], b0, b1);
     }
 };
+
+// Calls f(std::integral_constant<int, D>{}) for head_dim d: the kernels take 64, 128 and 256.
+template <typename F>
+void with_head_dim(int d, F&& f) {
+    switch (d) {
+        case 64:
+            return f(std::integral_constant<int, 64>{});
+        case 128:
+            return f(std::integral_constant<int, 128>{});
+        case 256:
+            return f(std::integral_constant<int, 256>{});
+        default:
+            require(false, "attention",
+                    "head_dim " + std::to_string(d) + " (the CUDA kernels take 64, 128, 256)");
+    }
+}
 
 // Offset of cached token j of a sequence, KV head kvh, in pool elements.
 __device__ __forceinline__ int64_t pool_offset(const AttnArgs& a, const SeqInfo& si, int j, int kvh, int d) {

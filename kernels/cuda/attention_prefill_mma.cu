@@ -224,17 +224,7 @@ void launch(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& e, cud
 template <typename T, typename S>
 void launch_shape(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& e, int d,
                   cudaStream_t stream) {
-    switch (d) {
-        case 64:
-            return launch<T, 64, S>(a, g, e, stream);
-        case 128:
-            return launch<T, 128, S>(a, g, e, stream);
-        case 256:
-            return launch<T, 256, S>(a, g, e, stream);
-        default:
-            require(false, "attention",
-                    "head_dim " + std::to_string(d) + " (the CUDA kernels take 64, 128, 256)");
-    }
+    with_head_dim(d, [&](auto hd) { launch<T, decltype(hd)::value, S>(a, g, e, stream); });
 }
 
 template <typename S>
