@@ -1,9 +1,11 @@
 // draw_token (sample_draw.h): probabilities as exp((logit - max) / T) in double, unnormalised
-// (only ratios matter); a descending prefix of them grown on demand by selection.
+// (only ratios matter); a descending prefix of them grown on demand by selection, over top_p's
+// nucleus binned out first on a large row.
 #include "kernels/sample_draw.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace niwa::kernels {
 
@@ -17,17 +19,17 @@ bool before(const Weighted& a, const Weighted& b) {
     return a.first > b.first || (a.first == b.first && a.second < b.second);
 }
 
-// The first `sorted` entries of `p` are the largest in descending order; grow() extends that.
+// The first `sorted` entries of p[0, n) are the largest in descending order; grow() extends that.
 class DescendingPrefix {
 public:
-    explicit DescendingPrefix(std::vector<Weighted>& p) : p_(p) {}
-    int64_t size() const { return static_cast<int64_t>(p_.size()); }
+    DescendingPrefix(std::vector<Weighted>& p, int64_t n) : p_(p), n_(n) {}
+    int64_t size() const { return n_; }
     // Makes at least the first min(m, size) entries sorted; returns how many are.
     int64_t grow(int64_t m) {
         m = std::min(m, size());
         if (m <= sorted_) return sorted_;
-        const auto first = p_.begin() + sorted_, nth = p_.begin() + m;
-        if (m < size()) std::nth_element(first, nth, p_.end(), before);
+        const auto first = p_.begin() + sorted_, nth = p_.begin() + m, end = p_.begin() + n_;
+        if (m < size()) std::nth_element(first, nth, end, before);
         std::sort(first, nth, before);
         sorted_ = m;
         return sorted_;
@@ -40,8 +42,24 @@ public:
 
 private:
     std::vector<Weighted>& p_;
+    int64_t n_;
     int64_t sorted_ = 0;
 };
+
+// top_p's nucleus lies among the largest probabilities: binned by their power of two (bin b
+// holds p in [2^-b, 2^(1-b)), the last bin everything smaller), the bins from the top whose
+// mass first reaches top_p of the total, and one more for rounding, hold it. Their tokens are
+// all the filters and the draw then need sorted; with a peaked row that is a few hundred of
+// 248K, and the whole row is never sorted. (If rounding ever ran the nucleus past them, the
+// draw starts again over every candidate: the result is the same either way.)
+constexpr int kBins = 64;
+
+int bin_of(double p) {  // p in [0, 1]
+    uint64_t bits;
+    std::memcpy(&bits, &p, sizeof bits);
+    const int exponent = static_cast<int>((bits >> 52) & 0x7ff);  // 1023 for [1, 2)
+    return std::clamp(1023 - exponent, 0, kBins - 1);
+}
 
 }  // namespace
 
@@ -50,49 +68,71 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
     for (const auto& c : cand) max_logit = std::max(max_logit, c.first);
     thread_local std::vector<Weighted> p;
     p.resize(cand.size());
+    const bool top_k_cuts = sp.top_k > 0 && sp.top_k <= static_cast<int64_t>(cand.size());
+    const bool binned = sp.top_p < 1.0f && !top_k_cuts && cand.size() > 4096;
+    double bins[kBins] = {};
     double total = 0.0;
     for (size_t i = 0; i < cand.size(); ++i) {
         p[i] = {std::exp((static_cast<double>(cand[i].first) - max_logit) / sp.temperature), cand[i].second};
         total += p[i].first;
+        if (binned) bins[bin_of(p[i].first)] += p[i].first;
     }
-    DescendingPrefix order(p);
-    // The mass each step renormalises by: the kept prefix's, summed in descending order once a
-    // filter has cut it (then any two callers agree to the bit), else the whole candidates'.
-    int64_t kept = order.size();
-    double mass = total;
-    auto prefix_mass = [&](int64_t n) {
-        double m = 0.0;
-        for (int64_t i = 0; i < n; ++i) m += order.at(i).first;
-        return m;
-    };
-    if (sp.top_k > 0 && sp.top_k <= kept) {
-        kept = order.grow(sp.top_k);
-        mass = prefix_mass(kept);
-    }
-    if (sp.top_p < 1.0f) {
+    // Candidates [0, n) hold every token the filters can keep (the nucleus's bins first).
+    int64_t n = static_cast<int64_t>(p.size());
+    if (binned) {
         double cum = 0.0;
-        int64_t n = 0;
-        while (n < kept) {
-            cum += order.at(n++).first / mass;
-            if (cum >= sp.top_p) break;
+        int last = 0;
+        while (last < kBins - 1 && (cum += bins[last]) < sp.top_p * total) ++last;
+        last = std::min(last + 1, kBins - 1);
+        if (last < kBins - 1)
+            n = std::partition(p.begin(), p.end(),
+                               [&](const Weighted& w) { return bin_of(w.first) <= last; }) -
+                p.begin();
+    }
+    for (;;) {
+        DescendingPrefix order(p, n);
+        // The mass each step renormalises by: the kept prefix's, summed in descending order once
+        // a filter has cut it (then any two callers agree to the bit), else the whole candidates'.
+        int64_t kept = static_cast<int64_t>(p.size());
+        double mass = total;
+        auto prefix_mass = [&](int64_t m) {
+            double sum = 0.0;
+            for (int64_t i = 0; i < m; ++i) sum += order.at(i).first;
+            return sum;
+        };
+        if (top_k_cuts) {
+            kept = order.grow(sp.top_k);
+            mass = prefix_mass(kept);
         }
-        kept = n;
-        mass = prefix_mass(kept);
+        if (sp.top_p < 1.0f) {
+            double cum = 0.0;
+            int64_t m = 0;
+            while (m < std::min(kept, n)) {
+                cum += order.at(m++).first / mass;
+                if (cum >= sp.top_p) break;
+            }
+            if (cum < sp.top_p && m == n && n < kept) {  // ran past the bins: all of them
+                n = kept;
+                continue;
+            }
+            kept = m;
+            mass = prefix_mass(kept);
+        }
+        if (sp.min_p > 0.0f) {
+            const double floor = sp.min_p * order.at(0).first;
+            int64_t m = 1;  // the most likely token always stays
+            while (m < kept && order.at(m).first >= floor) ++m;
+            kept = m;
+            mass = prefix_mass(kept);
+        }
+        const double target = static_cast<double>(sp.uniform) * mass;
+        double cum = 0.0;
+        for (int64_t i = 0; i < kept; ++i) {
+            cum += order.at(i).first;
+            if (target < cum) return order.at(i).second;
+        }
+        return order.at(kept - 1).second;  // rounding put the target at the very top
     }
-    if (sp.min_p > 0.0f) {
-        const double floor = sp.min_p * order.at(0).first;
-        int64_t n = 1;  // the most likely token always stays
-        while (n < kept && order.at(n).first >= floor) ++n;
-        kept = n;
-        mass = prefix_mass(kept);
-    }
-    const double target = static_cast<double>(sp.uniform) * mass;
-    double cum = 0.0;
-    for (int64_t i = 0; i < kept; ++i) {
-        cum += order.at(i).first;
-        if (target < cum) return order.at(i).second;
-    }
-    return order.at(kept - 1).second;  // rounding put the target at the very top
 }
 
 }  // namespace niwa::kernels

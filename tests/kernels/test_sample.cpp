@@ -1,10 +1,12 @@
 // Tests of the CPU sampler: greedy exactly, filtered distributions on hand-computed cases
-// (through a grid of uniforms), and a random vocabulary statistically.
+// (through a grid of uniforms), a random vocabulary statistically, and large rows exactly
+// against the rule with the whole row sorted.
 #include "kernels/ops.h"
 #include "tests/kernels/kernel_test_util.h"
 
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -131,6 +133,78 @@ private slots:
             QVERIFY2(std::abs(count[id] / double(n) - want) < 5 * sigma + 1e-9,
                      qPrintable(QString("id %1: %2 vs %3").arg(id).arg(count[id] / double(n)).arg(want)));
         }
+    }
+
+    // Large rows (top_p's nucleus binned out before any sorting) draw exactly what the rule
+    // gives with the whole row sorted: peaked and flat rows, near-tied logits, top_p alone and
+    // with min_p or a top_k that cuts nothing, uniforms across [0, 1).
+    void largeRowsDrawAsAFullSort() {
+        std::mt19937 rng(902);
+        auto ops = make_cpu_ops(2);
+        const int vocab = 60000;
+        std::normal_distribution<float> noise(0.0f, 2.0f);
+        std::uniform_int_distribution<int> token(0, vocab - 1);
+        std::uniform_real_distribution<float> unif(0.0f, 1.0f);
+        struct Row {
+            float temperature, top_p, min_p;
+            int top_k;
+            bool peaked, ties;
+        };
+        int compared = 0;
+        for (const Row row : {Row{0.7f, 0.9f, 0.0f, 0, true, false}, Row{1.0f, 0.95f, 0.0f, 0, false, false},
+                              Row{1.3f, 0.999f, 0.0f, 0, false, true}, Row{0.8f, 0.5f, 0.02f, 0, true, true},
+                              Row{1.0f, 0.8f, 0.0f, vocab + 5, false, false}}) {
+            std::vector<float> logits(vocab);
+            for (float& x : logits) x = noise(rng);
+            if (row.peaked)
+                for (int j = 0; j < 16; ++j) logits[size_t(token(rng))] += 7.0f - 0.25f * j;
+            if (row.ties)
+                for (float& x : logits) x = std::round(x * 8.0f) / 8.0f;  // many equal logits
+            // The rule with every token sorted (sample_draw.h), in double.
+            const float max_logit = *std::max_element(logits.begin(), logits.end());
+            std::vector<std::pair<double, int>> p(vocab);
+            double total = 0.0;
+            for (int i = 0; i < vocab; ++i) {
+                p[i] = {std::exp((double(logits[i]) - max_logit) / row.temperature), i};
+                total += p[i].first;
+            }
+            std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) {
+                return a.first > b.first || (a.first == b.first && a.second < b.second);
+            });
+            size_t kept = 0;
+            for (double cum = 0.0; kept < p.size();) {
+                cum += p[kept++].first / total;
+                if (cum >= row.top_p) break;
+            }
+            if (row.min_p > 0.0f) {
+                size_t m = 1;
+                while (m < kept && p[m].first >= row.min_p * p[0].first) ++m;
+                kept = m;
+            }
+            double mass = 0.0;
+            for (size_t i = 0; i < kept; ++i) mass += p[i].first;
+            std::vector<float> u(64);
+            for (float& x : u) x = unif(rng);
+            u[0] = 0.0f;
+            u[1] = 0.999999f;
+            const auto got = draw_many(
+                *ops, logits, SampleParams{row.temperature, row.top_k, row.top_p, row.min_p, 0.0f}, u);
+            for (size_t j = 0; j < u.size(); ++j) {
+                const double target = double(u[j]) * mass;
+                double cum = 0.0;
+                int want = p[kept - 1].second;
+                for (size_t i = 0; i < kept; ++i)
+                    if (target < (cum += p[i].first)) {
+                        want = p[i].second;
+                        break;
+                    }
+                QCOMPARE(got[j], want);
+                ++compared;
+            }
+            qInfo("T %.2f top_p %.3f min_p %.2f: nucleus of %zu tokens", row.temperature, row.top_p,
+                  row.min_p, kept);
+        }
+        QCOMPARE(compared, 5 * 64);
     }
 };
 
