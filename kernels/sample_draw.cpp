@@ -1,6 +1,6 @@
 // draw_token (sample_draw.h): probabilities as exp((logit - max) / T) in double, unnormalised
-// (only ratios matter); a descending prefix of them grown on demand by selection, over top_p's
-// nucleus binned out first on a large row.
+// (only ratios matter); a descending prefix of them grown on demand by selection, over what
+// top_p or the draw can reach, binned out first on a large row.
 #include "kernels/sample_draw.h"
 
 #include <algorithm>
@@ -46,12 +46,13 @@ private:
     int64_t sorted_ = 0;
 };
 
-// top_p's nucleus lies among the largest probabilities: binned by their power of two (bin b
-// holds p in [2^-b, 2^(1-b)), the last bin everything smaller), the bins from the top whose
-// mass first reaches top_p of the total, and one more for rounding, hold it. Their tokens are
-// all the filters and the draw then need sorted; with a peaked row that is a few hundred of
-// 248K, and the whole row is never sorted. (If rounding ever ran the nucleus past them, the
-// draw starts again over every candidate: the result is the same either way.)
+// top_p's nucleus (or, with no filter, the draw's target) lies among the largest
+// probabilities: binned by their power of two (bin b holds p in [2^-b, 2^(1-b)), the last bin
+// everything smaller), the bins from the top whose mass first passes that share of the total,
+// and one more for rounding, hold it. Their tokens are all the filters and the draw then need
+// sorted; with a peaked row that is a few hundred of 248K, and the whole row is never sorted.
+// (If rounding ever ran past them, the draw starts again over every candidate: the result is
+// the same either way.)
 constexpr int kBins = 64;
 
 int bin_of(double p) {  // p in [0, 1]
@@ -69,7 +70,16 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
     thread_local std::vector<Weighted> p;
     p.resize(cand.size());
     const bool top_k_cuts = sp.top_k > 0 && sp.top_k <= static_cast<int64_t>(cand.size());
-    const bool binned = sp.top_p < 1.0f && !top_k_cuts && cand.size() > 4096;
+    // How far down the descending order the rule can reach, as a share of the total mass: top_p,
+    // or with no filter the draw's own target. Large rows bin out that much (kBins).
+    double reach = 1.0;
+    if (!top_k_cuts && cand.size() > 4096) {
+        if (sp.top_p < 1.0f)
+            reach = sp.top_p;
+        else if (sp.min_p <= 0.0f)
+            reach = sp.uniform;
+    }
+    const bool binned = reach < 1.0;
     double bins[kBins] = {};
     double total = 0.0;
     for (size_t i = 0; i < cand.size(); ++i) {
@@ -82,7 +92,7 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
     if (binned) {
         double cum = 0.0;
         int last = 0;
-        while (last < kBins - 1 && (cum += bins[last]) < sp.top_p * total) ++last;
+        while (last < kBins - 1 && (cum += bins[last]) <= reach * total) ++last;
         last = std::min(last + 1, kBins - 1);
         if (last < kBins - 1)
             n = std::partition(p.begin(), p.end(),
@@ -127,9 +137,13 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
         }
         const double target = static_cast<double>(sp.uniform) * mass;
         double cum = 0.0;
-        for (int64_t i = 0; i < kept; ++i) {
+        for (int64_t i = 0; i < std::min(kept, n); ++i) {
             cum += order.at(i).first;
             if (target < cum) return order.at(i).second;
+        }
+        if (n < kept) {  // an unfiltered draw ran past the bins: all of them
+            n = kept;
+            continue;
         }
         return order.at(kept - 1).second;  // rounding put the target at the very top
     }

@@ -135,9 +135,9 @@ private slots:
         }
     }
 
-    // Large rows (top_p's nucleus binned out before any sorting) draw exactly what the rule
-    // gives with the whole row sorted: peaked and flat rows, near-tied logits, top_p alone and
-    // with min_p or a top_k that cuts nothing, uniforms across [0, 1).
+    // Large rows (what top_p or the draw can reach binned out before any sorting) draw exactly
+    // what the rule gives with the whole row sorted: peaked and flat rows, near-tied logits,
+    // top_p alone and with min_p or a top_k that cuts nothing, no filter, uniforms across [0, 1).
     void largeRowsDrawAsAFullSort() {
         std::mt19937 rng(902);
         auto ops = make_cpu_ops(2);
@@ -153,7 +153,8 @@ private slots:
         int compared = 0;
         for (const Row row : {Row{0.7f, 0.9f, 0.0f, 0, true, false}, Row{1.0f, 0.95f, 0.0f, 0, false, false},
                               Row{1.3f, 0.999f, 0.0f, 0, false, true}, Row{0.8f, 0.5f, 0.02f, 0, true, true},
-                              Row{1.0f, 0.8f, 0.0f, vocab + 5, false, false}}) {
+                              Row{1.0f, 0.8f, 0.0f, vocab + 5, false, false},
+                              Row{1.0f, 1.0f, 0.0f, 0, true, false}, Row{0.9f, 1.0f, 0.0f, 0, false, true}}) {
             std::vector<float> logits(vocab);
             for (float& x : logits) x = noise(rng);
             if (row.peaked)
@@ -171,10 +172,13 @@ private slots:
             std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) {
                 return a.first > b.first || (a.first == b.first && a.second < b.second);
             });
-            size_t kept = 0;
-            for (double cum = 0.0; kept < p.size();) {
-                cum += p[kept++].first / total;
-                if (cum >= row.top_p) break;
+            size_t kept = p.size();
+            if (row.top_p < 1.0f) {
+                kept = 0;
+                for (double cum = 0.0; kept < p.size();) {
+                    cum += p[kept++].first / total;
+                    if (cum >= row.top_p) break;
+                }
             }
             if (row.min_p > 0.0f) {
                 size_t m = 1;
@@ -204,7 +208,7 @@ private slots:
             qInfo("T %.2f top_p %.3f min_p %.2f: nucleus of %zu tokens", row.temperature, row.top_p,
                   row.min_p, kept);
         }
-        QCOMPARE(compared, 5 * 64);
+        QCOMPARE(compared, 7 * 64);
     }
 };
 
