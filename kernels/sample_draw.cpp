@@ -64,31 +64,71 @@ int bin_of(double p) {  // p in [0, 1]
 
 }  // namespace
 
-int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp) {
+// The pass over every candidate runs in chunks of this many, their sums added in chunk order:
+// the same bits on any number of threads.
+constexpr int64_t kChunk = 16384;
+
+int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp,
+                   const ForRanges& for_ranges) {
+    const auto size = static_cast<int64_t>(cand.size());
+    const int64_t n_chunks = (size + kChunk - 1) / kChunk;
+    auto over_chunks = [&](const std::function<void(int64_t, int64_t)>& fn) {
+        if (for_ranges && n_chunks > 1)
+            for_ranges(n_chunks, fn);
+        else
+            fn(0, n_chunks);
+    };
+    thread_local std::vector<float> chunk_max;
+    std::vector<float>& cmax = chunk_max;  // this thread's, named for the workers
+    cmax.assign(static_cast<size_t>(n_chunks), -INFINITY);
+    over_chunks([&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c)
+            for (int64_t i = c * kChunk; i < std::min(size, (c + 1) * kChunk); ++i)
+                cmax[size_t(c)] = std::max(cmax[size_t(c)], cand[size_t(i)].first);
+    });
     float max_logit = -INFINITY;
-    for (const auto& c : cand) max_logit = std::max(max_logit, c.first);
-    thread_local std::vector<Weighted> p;
+    for (float m : cmax) max_logit = std::max(max_logit, m);
+
+    thread_local std::vector<Weighted> probabilities;
+    std::vector<Weighted>& p = probabilities;
     p.resize(cand.size());
-    const bool top_k_cuts = sp.top_k > 0 && sp.top_k <= static_cast<int64_t>(cand.size());
+    const bool top_k_cuts = sp.top_k > 0 && sp.top_k <= size;
     // How far down the descending order the rule can reach, as a share of the total mass: top_p,
     // or with no filter the draw's own target. Large rows bin out that much (kBins).
     double reach = 1.0;
-    if (!top_k_cuts && cand.size() > 4096) {
+    if (!top_k_cuts && size > 4096) {
         if (sp.top_p < 1.0f)
             reach = sp.top_p;
         else if (sp.min_p <= 0.0f)
             reach = sp.uniform;
     }
     const bool binned = reach < 1.0;
-    double bins[kBins] = {};
-    double total = 0.0;
-    for (size_t i = 0; i < cand.size(); ++i) {
-        p[i] = {std::exp((static_cast<double>(cand[i].first) - max_logit) / sp.temperature), cand[i].second};
-        total += p[i].first;
-        if (binned) bins[bin_of(p[i].first)] += p[i].first;
+    thread_local std::vector<double> chunk_sums;  // per chunk: its total, then its bins
+    std::vector<double>& sums = chunk_sums;
+    sums.assign(static_cast<size_t>(n_chunks * (kBins + 1)), 0.0);
+    over_chunks([&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+            double chunk_total = 0.0, chunk_bins[kBins] = {};
+            for (int64_t i = c * kChunk; i < std::min(size, (c + 1) * kChunk); ++i) {
+                const double w =
+                    std::exp((static_cast<double>(cand[size_t(i)].first) - max_logit) / sp.temperature);
+                p[size_t(i)] = {w, cand[size_t(i)].second};
+                chunk_total += w;
+                if (binned) chunk_bins[bin_of(w)] += w;
+            }
+            double* cs = &sums[size_t(c * (kBins + 1))];
+            cs[0] = chunk_total;
+            for (int b = 0; b < kBins; ++b) cs[1 + b] = chunk_bins[b];
+        }
+    });
+    double total = 0.0, bins[kBins] = {};
+    for (int64_t c = 0; c < n_chunks; ++c) {
+        const double* cs = &sums[size_t(c * (kBins + 1))];
+        total += cs[0];
+        for (int b = 0; b < kBins; ++b) bins[b] += cs[1 + b];
     }
     // Candidates [0, n) hold every token the filters can keep (the nucleus's bins first).
-    int64_t n = static_cast<int64_t>(p.size());
+    int64_t n = size;
     if (binned) {
         double cum = 0.0;
         int last = 0;

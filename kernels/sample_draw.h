@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -15,7 +16,13 @@
 
 namespace niwa::kernels {
 
-// `cand`: (logit, token id) pairs, reordered in place. sp.temperature > 0.
-int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp);
+// Runs fn(begin, end) over disjoint ranges covering [0, n), possibly on several threads.
+using ForRanges = std::function<void(int64_t n, const std::function<void(int64_t, int64_t)>& fn)>;
+
+// `cand`: (logit, token id) pairs, reordered in place. sp.temperature > 0. With `for_ranges`,
+// the pass over every candidate (the exponentials, the total mass) is split over its threads;
+// the result does not depend on how many there are.
+int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp,
+                   const ForRanges& for_ranges = {});
 
 }  // namespace niwa::kernels

@@ -51,7 +51,13 @@ void candidates(const float* row, int64_t vocab, const SampleParams& sp,
 void CpuOps::sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) {
     require_f32(logits, "sample", "logits");
     require(logits.cols > 0, "sample", "empty vocabulary");
-    pool_.parallel_for(logits.rows, [&](int64_t r0, int64_t r1) {
+    // Fewer rows than threads: one row at a time, each row's pass over its candidates split over
+    // the threads (a single stream's draw is on its latency path). Otherwise a row a thread.
+    const bool split_rows = logits.rows < pool_.size();
+    const ForRanges for_ranges = [&](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+        pool_.parallel_for(n, fn);
+    };
+    auto sample_rows = [&](int64_t r0, int64_t r1) {
         thread_local std::vector<std::pair<float, int32_t>> cand;
         for (int64_t r = r0; r < r1; ++r) {
             const float* row = row_f32(logits, r);
@@ -61,9 +67,13 @@ void CpuOps::sample(const Tensor& logits, const SampleParams* params, int32_t* o
                 continue;
             }
             candidates(row, logits.cols, sp, cand);
-            out_ids[r] = draw_token(cand, sp);
+            out_ids[r] = draw_token(cand, sp, split_rows ? for_ranges : ForRanges{});
         }
-    });
+    };
+    if (split_rows)
+        sample_rows(0, logits.rows);
+    else
+        pool_.parallel_for(logits.rows, sample_rows);
 }
 
 }  // namespace niwa::kernels::cpu

@@ -137,10 +137,11 @@ private slots:
 
     // Large rows (what top_p or the draw can reach binned out before any sorting) draw exactly
     // what the rule gives with the whole row sorted: peaked and flat rows, near-tied logits,
-    // top_p alone and with min_p or a top_k that cuts nothing, no filter, uniforms across [0, 1).
+    // top_p alone and with min_p or a top_k that cuts nothing, no filter, uniforms across [0, 1);
+    // many rows a call (a row a thread) and one (its candidates split over the threads).
     void largeRowsDrawAsAFullSort() {
         std::mt19937 rng(902);
-        auto ops = make_cpu_ops(2);
+        auto ops = make_cpu_ops(2), ops4 = make_cpu_ops(4);
         const int vocab = 60000;
         std::normal_distribution<float> noise(0.0f, 2.0f);
         std::uniform_int_distribution<int> token(0, vocab - 1);
@@ -191,8 +192,11 @@ private slots:
             for (float& x : u) x = unif(rng);
             u[0] = 0.0f;
             u[1] = 0.999999f;
-            const auto got = draw_many(
-                *ops, logits, SampleParams{row.temperature, row.top_k, row.top_p, row.min_p, 0.0f}, u);
+            const SampleParams sp{row.temperature, row.top_k, row.top_p, row.min_p, 0.0f};
+            const auto got = draw_many(*ops, logits, sp, u);
+            // One row at a time on four threads: its pass over the candidates split between them.
+            std::vector<int32_t> alone;
+            for (size_t j = 0; j < 8; ++j) alone.push_back(draw_many(*ops4, logits, sp, {u[j]})[0]);
             for (size_t j = 0; j < u.size(); ++j) {
                 const double target = double(u[j]) * mass;
                 double cum = 0.0;
@@ -203,6 +207,7 @@ private slots:
                         break;
                     }
                 QCOMPARE(got[j], want);
+                if (j < alone.size()) QCOMPARE(alone[j], want);
                 ++compared;
             }
             qInfo("T %.2f top_p %.3f min_p %.2f: nucleus of %zu tokens", row.temperature, row.top_p,
