@@ -173,11 +173,7 @@ void launch_smallout(CudaOps& ops, const MatmulArgs& a) {
     p.groups = static_cast<int>((a.out + kTileRows - 1) / kTileRows);
     p.slices = static_cast<int>((a.in + kSmallOutK - 1) / kSmallOutK);
     p.tiles = p.groups;
-    if (p.slices > 1) {
-        const size_t bytes = static_cast<size_t>(p.slices) * a.n * a.out * sizeof(float);
-        p.partial = static_cast<float*>(ops.workspace(CudaOps::Workspace::Matmul, bytes));
-        p.counters = group_counters(ops, p.groups);
-    }
+    plan_slice_sums(ops, p);
     const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
     const bool vec = a.in % 4 == 0 && a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
     if (vec)

@@ -182,8 +182,6 @@ void launch_pass(CudaOps& ops, const MatmulArgs& a, int nt, int warps, int stage
         launch_nt<DType::PTQ1_0>(ops, nt, p, grid, warps, smem);
 }
 
-}  // namespace
-
 // Per device: a ring of group counters, zeroed once; every call takes its own range, and the
 // last block of each group sets its counter back to zero.
 unsigned* group_counters(CudaOps& ops, int groups) {
@@ -208,6 +206,8 @@ unsigned* group_counters(CudaOps& ops, int groups) {
     return p;
 }
 
+}  // namespace
+
 DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks) {
     DecodeParams p;
     p.a = a;
@@ -215,12 +215,15 @@ DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks) {
     p.tiles = (a.out + kTileRows - 1) / kTileRows;
     p.groups =
         static_cast<int>(std::clamp<int64_t>(blocks / p.slices, 1, std::min<int64_t>(p.tiles, kMaxGroups)));
-    if (p.slices > 1) {
-        const size_t partial_bytes = static_cast<size_t>(p.slices) * a.n * a.out * sizeof(float);
-        p.partial = static_cast<float*>(ops.workspace(CudaOps::Workspace::Matmul, partial_bytes));
-        p.counters = group_counters(ops, p.groups);
-    }
+    plan_slice_sums(ops, p);
     return p;
+}
+
+void plan_slice_sums(CudaOps& ops, DecodeParams& p) {
+    if (p.slices <= 1) return;
+    const size_t partial_bytes = static_cast<size_t>(p.slices) * p.a.n * p.a.out * sizeof(float);
+    p.partial = static_cast<float*>(ops.workspace(CudaOps::Workspace::Matmul, partial_bytes));
+    p.counters = group_counters(ops, p.groups);
 }
 
 // The widest x tile and the most warps that fit the GPU's shared memory (an H200 takes all 32

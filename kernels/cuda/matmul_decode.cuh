@@ -248,8 +248,9 @@ void allow_max_smem(CudaOps& ops, K* kernel, std::atomic<uint64_t>& configured) 
 // Host: the slices, tiles and groups of a launch over x rows [0, a.n) filling `blocks` blocks
 // (one wave), with the partial buffer and group counters when K is split.
 DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks);
-// `groups` zeroed counters for one call's sum_slices (a ring per device; the last block of a
+// With p.slices > 1 (p.a, p.slices and p.groups set): the partial buffer and zeroed group
+// counters sum_slices needs for one call (a ring of counters per device; the last block of a
 // group sets its counter back to zero).
-unsigned* group_counters(CudaOps& ops, int groups);
+void plan_slice_sums(CudaOps& ops, DecodeParams& p);
 
 }  // namespace niwa::kernels::cuda

@@ -138,6 +138,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     for (int j = 0; j < B / 32; ++j) yr[32 * j] = SignsFirst ? v[j] * norm : v[j] * norm * sg[j];
 }
 
+// Whether the warp kernel can rotate rows of `cols` channels by r with its signs (the fused ops
+// fall back to their parts otherwise).
+bool warp_rotation(const Rotation& r, int64_t cols) {
+    return warp_hadamard_block(r.block) && r.signs && cols % r.block == 0;
+}
+
 // One warp per (Hadamard block, row) of `rows` rows of `cols` channels (block warp-sized).
 template <bool SignsFirst, typename Read>
 void launch_rotate_warps(cudaStream_t stream, const Read& read, int64_t rows, int64_t cols, const Tensor& y,
@@ -205,8 +211,7 @@ void CudaOps::swiglu_rotate(const Tensor& gate, const Tensor& up, const Rotation
     require_f32(y, "swiglu_rotate", "y");
     require_same_shape(gate, y, "swiglu_rotate");
     require_same_shape(up, y, "swiglu_rotate");
-    if (!warp_hadamard_block(r.block) || y.cols % r.block != 0 || !r.signs)
-        return Ops::swiglu_rotate(gate, up, r, y);
+    if (!warp_rotation(r, y.cols)) return Ops::swiglu_rotate(gate, up, r, y);
     if (y.rows == 0 || y.cols == 0) return;
     launch_rotate_warps<true>(stream_,
                               ReadSwiglu{gate.as<const float>(), up.as<const float>(), gate.ld, up.ld},
@@ -223,8 +228,8 @@ void CudaOps::rmsnorm_gated_rotate(const Tensor& x, const float* w, const Tensor
     require_f32(y, op, "y");
     require_same_shape(x, y, op);
     require_same_shape(z, y, op);
-    const bool fused = warp_hadamard_block(r.block) && r.signs && y.cols % r.block == 0 &&
-                       (width == 64 || width == 128 || width == 256) && r.block % width == 0;
+    const bool fused =
+        warp_rotation(r, y.cols) && (width == 64 || width == 128 || width == 256) && r.block % width == 0;
     if (!fused) return Ops::rmsnorm_gated_rotate(x, w, z, eps, width, r, y);
     if (y.rows == 0 || y.cols == 0) return;
     const auto launch = [&](auto head) {
