@@ -1,6 +1,12 @@
-// draw_token (sample_draw.h): probabilities as exp((logit - max) / T) in double, unnormalised
-// (only ratios matter); a descending prefix of them grown on demand by selection, over what
-// top_p or the draw can reach, binned out first on a large row.
+// draw_token (sample_draw.h). A token's probability is exp((logit - max) / T), unnormalised (only
+// ratios matter), computed as 2^t: t = (logit - max) log2(e) / T in double, split exactly into
+// the nearest integer n and f in [-1/2, 1/2], 2^f by Cephes' exp2f polynomial in float, times 2^n
+// through its exponent bits. Within 2e-7 of exp in double; 0 once t <= -125.5 (1e-38 of the most
+// likely token). Every weight goes through one loop of IEEE operations over a fixed-size block (a
+// short one padded), which the compiler vectorises: the same bits for every caller. The total is
+// summed in double per chunk, in kLanes interleaved partial sums, and the chunks in order: the
+// same bits on any number of threads. Then a descending prefix of the probabilities is grown on
+// demand by selection, over what top_p or the draw can reach, binned out first on a large row.
 #include "kernels/sample_draw.h"
 
 #include <algorithm>
@@ -11,7 +17,7 @@ namespace niwa::kernels {
 
 namespace {
 
-using Weighted = std::pair<double, int32_t>;  // unnormalised probability, token id
+using Weighted = std::pair<float, int32_t>;  // unnormalised probability, token id
 
 // Descending probability, then ascending id: a strict total order, so any prefix is the same
 // whichever way it was found.
@@ -55,22 +61,137 @@ private:
 // the same either way.)
 constexpr int kBins = 64;
 
-int bin_of(double p) {  // p in [0, 1]
-    uint64_t bits;
-    std::memcpy(&bits, &p, sizeof bits);
-    const int exponent = static_cast<int>((bits >> 52) & 0x7ff);  // 1023 for [1, 2)
-    return std::clamp(1023 - exponent, 0, kBins - 1);
-}
-
-}  // namespace
-
 // The pass over every candidate runs in chunks of this many, their sums added in chunk order:
 // the same bits on any number of threads.
 constexpr int64_t kChunk = 16384;
 
-int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp,
-                   const ForRanges& for_ranges) {
-    const auto size = static_cast<int64_t>(cand.size());
+// Within a chunk, blocks of this many: loops of a fixed length over plain arrays, which GCC
+// vectorises at -O2. Partial sums and maxima run in kLanes interleaved lanes.
+constexpr int kBlock = 256;
+constexpr int kLanes = 8;
+
+// The logits from `begin` as a full block: in place, or the short last one copied into `pad`
+// behind -inf (weight 0, which changes no sum).
+const float* block_at(const float* logits, int64_t begin, int64_t end, float* pad) {
+    const int64_t len = end - begin;
+    if (len >= kBlock) return logits + begin;
+    std::copy_n(logits + begin, len, pad);
+    std::fill(pad + len, pad + kBlock, -INFINITY);
+    return pad;
+}
+
+float block_max(const float* __restrict x) {
+    float m[kLanes];
+    for (int j = 0; j < kLanes; ++j) m[j] = x[j];
+    for (int i = kLanes; i < kBlock; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+    float r = m[0];
+    for (int j = 1; j < kLanes; ++j) r = m[j] > r ? m[j] : r;
+    return r;
+}
+
+// t = (logit - max) log2(e) / T. `floor` is the logit - max where t = -126 (weight 0), to which
+// lower ones are raised: a variable, as a constant would let the compiler branch on it.
+struct Exponent {
+    double max_logit, scale, floor;
+};
+
+Exponent exponent_of(float max_logit, float temperature) {
+    const double scale = 1.4426950408889634 / temperature;
+    return {max_logit, scale, -126.0 / scale};
+}
+
+// One block's weights, as the file comment says.
+void block_weights(const float* __restrict logits, float* __restrict w, const Exponent& e) {
+    for (int i = 0; i < kBlock; ++i) {
+        double d = static_cast<double>(logits[i]) - e.max_logit;
+        d = d > e.floor ? d : e.floor;               // a NaN or -inf logit too
+        const double t = d * e.scale;                // in [-126, 0]
+        const double n = (t + 0x1.8p52) - 0x1.8p52;  // the nearest integer
+        const auto f = static_cast<float>(t - n);    // t - n is exact
+        float p = 1.535336188319500e-4f;
+        p = p * f + 1.339887440266574e-3f;
+        p = p * f + 9.618437357674640e-3f;
+        p = p * f + 5.550332471162809e-2f;
+        p = p * f + 2.402264791363012e-1f;
+        p = p * f + 6.931472028550421e-1f;
+        p = p * f + 1.0f;
+        // 2^(n - 1) by its exponent bits, 0 at n = -126: no result is subnormal.
+        const int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
+        float half_scale;
+        std::memcpy(&half_scale, &bits, sizeof half_scale);
+        w[i] = (p + p) * half_scale;
+    }
+}
+
+void add_to_lanes(const float* __restrict w, double* __restrict lanes) {
+    double s[kLanes];
+    for (int j = 0; j < kLanes; ++j) s[j] = lanes[j];
+    for (int i = 0; i < kBlock; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) s[j] += w[i + j];
+    for (int j = 0; j < kLanes; ++j) lanes[j] = s[j];
+}
+
+// Sums by float exponent (bins to be), in four interleaved copies: a run of equal exponents is
+// then not one chain of additions through memory.
+using ExponentSums = double[4][256];
+
+void add_by_exponent(const float* __restrict w, ExponentSums& sums) {
+    for (int i = 0; i < kBlock; i += 4)
+        for (int j = 0; j < 4; ++j) {
+            uint32_t bits;
+            std::memcpy(&bits, &w[i + j], sizeof bits);
+            sums[j][(bits >> 23) & 0xff] += w[i + j];
+        }
+}
+
+// Candidates [begin, end) of a chunk: their weights into w, each block's largest into
+// `block_maxima`, and into `sums` their total, then (if binned) their bins.
+void weigh_chunk(const Candidates& cand, int64_t begin, int64_t end, const Exponent& e, bool binned, float* w,
+                 float* block_maxima, double* sums) {
+    double lanes[kLanes] = {};
+    ExponentSums by_exponent = {};
+    for (int64_t b = begin; b < end; b += kBlock) {
+        float pad[kBlock], block[kBlock];
+        block_weights(block_at(cand.logits, b, end, pad), block, e);
+        add_to_lanes(block, lanes);
+        if (binned) add_by_exponent(block, by_exponent);
+        block_maxima[b / kBlock] = block_max(block);
+        std::copy_n(block, std::min<int64_t>(kBlock, end - b), w + b);
+    }
+    sums[0] = 0.0;
+    for (double lane : lanes) sums[0] += lane;
+    std::fill(sums + 1, sums + 1 + kBins, 0.0);
+    for (int exponent = 0; exponent < 256; ++exponent) {
+        const int bin = std::clamp(127 - exponent, 0, kBins - 1);  // 127: [1, 2)
+        for (const auto& copy : by_exponent) sums[1 + bin] += copy[exponent];
+    }
+}
+
+// Replaces p by the candidates whose weight is at least `least`, passing over blocks below it.
+void gather(const Candidates& cand, const float* w, const float* block_maxima, float least,
+            std::vector<Weighted>& p) {
+    p.clear();
+    for (int64_t b = 0; b < cand.size; b += kBlock) {
+        if (block_maxima[b / kBlock] < least) continue;
+        for (int64_t i = b; i < std::min(cand.size, b + kBlock); ++i)
+            if (w[i] >= least) p.emplace_back(w[i], cand.ids ? cand.ids[i] : static_cast<int32_t>(i));
+    }
+}
+
+}  // namespace
+
+void sample_weights(const float* logits, int64_t n, float max_logit, float temperature, float* w) {
+    const Exponent e = exponent_of(max_logit, temperature);
+    for (int64_t b = 0; b < n; b += kBlock) {
+        float pad[kBlock], block[kBlock];
+        block_weights(block_at(logits, b, n, pad), block, e);
+        std::copy_n(block, std::min<int64_t>(kBlock, n - b), w + b);
+    }
+}
+
+int32_t draw_token(const Candidates& cand, const SampleParams& sp, const ForRanges& for_ranges) {
+    const int64_t size = cand.size;
     const int64_t n_chunks = (size + kChunk - 1) / kChunk;
     auto over_chunks = [&](const std::function<void(int64_t, int64_t)>& fn) {
         if (for_ranges && n_chunks > 1)
@@ -82,16 +203,24 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
     std::vector<float>& cmax = chunk_max;  // this thread's, named for the workers
     cmax.assign(static_cast<size_t>(n_chunks), -INFINITY);
     over_chunks([&](int64_t c0, int64_t c1) {
-        for (int64_t c = c0; c < c1; ++c)
-            for (int64_t i = c * kChunk; i < std::min(size, (c + 1) * kChunk); ++i)
-                cmax[size_t(c)] = std::max(cmax[size_t(c)], cand[size_t(i)].first);
+        for (int64_t c = c0; c < c1; ++c) {
+            const int64_t end = std::min(size, (c + 1) * kChunk);
+            for (int64_t b = c * kChunk; b < end; b += kBlock) {
+                float pad[kBlock];
+                const float m = block_max(block_at(cand.logits, b, end, pad));
+                cmax[size_t(c)] = m > cmax[size_t(c)] ? m : cmax[size_t(c)];
+            }
+        }
     });
     float max_logit = -INFINITY;
     for (float m : cmax) max_logit = std::max(max_logit, m);
+    const Exponent e = exponent_of(max_logit, sp.temperature);
 
-    thread_local std::vector<Weighted> probabilities;
-    std::vector<Weighted>& p = probabilities;
-    p.resize(cand.size());
+    thread_local std::vector<float> weights, maxima;
+    std::vector<float>& w = weights;
+    std::vector<float>& block_maxima = maxima;
+    w.resize(static_cast<size_t>(size));
+    block_maxima.resize(static_cast<size_t>((size + kBlock - 1) / kBlock));
     const bool top_k_cuts = sp.top_k > 0 && sp.top_k <= size;
     // How far down the descending order the rule can reach, as a share of the total mass: top_p,
     // or with no filter the draw's own target. Large rows bin out that much (kBins).
@@ -105,21 +234,11 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
     const bool binned = reach < 1.0;
     thread_local std::vector<double> chunk_sums;  // per chunk: its total, then its bins
     std::vector<double>& sums = chunk_sums;
-    sums.assign(static_cast<size_t>(n_chunks * (kBins + 1)), 0.0);
+    sums.resize(static_cast<size_t>(n_chunks * (kBins + 1)));
     over_chunks([&](int64_t c0, int64_t c1) {
-        for (int64_t c = c0; c < c1; ++c) {
-            double chunk_total = 0.0, chunk_bins[kBins] = {};
-            for (int64_t i = c * kChunk; i < std::min(size, (c + 1) * kChunk); ++i) {
-                const double w =
-                    std::exp((static_cast<double>(cand[size_t(i)].first) - max_logit) / sp.temperature);
-                p[size_t(i)] = {w, cand[size_t(i)].second};
-                chunk_total += w;
-                if (binned) chunk_bins[bin_of(w)] += w;
-            }
-            double* cs = &sums[size_t(c * (kBins + 1))];
-            cs[0] = chunk_total;
-            for (int b = 0; b < kBins; ++b) cs[1 + b] = chunk_bins[b];
-        }
+        for (int64_t c = c0; c < c1; ++c)
+            weigh_chunk(cand, c * kChunk, std::min(size, (c + 1) * kChunk), e, binned, w.data(),
+                        block_maxima.data(), &sums[size_t(c * (kBins + 1))]);
     });
     double total = 0.0, bins[kBins] = {};
     for (int64_t c = 0; c < n_chunks; ++c) {
@@ -127,23 +246,24 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
         total += cs[0];
         for (int b = 0; b < kBins; ++b) bins[b] += cs[1 + b];
     }
-    // Candidates [0, n) hold every token the filters can keep (the nucleus's bins first).
-    int64_t n = size;
+    // p[0, n) holds every token the filters can keep (the nucleus's bins, or every candidate).
+    thread_local std::vector<Weighted> probabilities;
+    std::vector<Weighted>& p = probabilities;
+    float least = 0.0f;
     if (binned) {
         double cum = 0.0;
         int last = 0;
         while (last < kBins - 1 && (cum += bins[last]) <= reach * total) ++last;
         last = std::min(last + 1, kBins - 1);
-        if (last < kBins - 1)
-            n = std::partition(p.begin(), p.end(),
-                               [&](const Weighted& w) { return bin_of(w.first) <= last; }) -
-                p.begin();
+        if (last < kBins - 1) least = std::ldexp(1.0f, -last);
     }
+    gather(cand, w.data(), block_maxima.data(), least, p);
+    auto n = static_cast<int64_t>(p.size());
     for (;;) {
         DescendingPrefix order(p, n);
         // The mass each step renormalises by: the kept prefix's, summed in descending order once
         // a filter has cut it (then any two callers agree to the bit), else the whole candidates'.
-        int64_t kept = static_cast<int64_t>(p.size());
+        int64_t kept = size;
         double mass = total;
         auto prefix_mass = [&](int64_t m) {
             double sum = 0.0;
@@ -162,7 +282,8 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
                 if (cum >= sp.top_p) break;
             }
             if (cum < sp.top_p && m == n && n < kept) {  // ran past the bins: all of them
-                n = kept;
+                gather(cand, w.data(), block_maxima.data(), 0.0f, p);
+                n = size;
                 continue;
             }
             kept = m;
@@ -182,11 +303,26 @@ int32_t draw_token(std::vector<std::pair<float, int32_t>>& cand, const SamplePar
             if (target < cum) return order.at(i).second;
         }
         if (n < kept) {  // an unfiltered draw ran past the bins: all of them
-            n = kept;
+            gather(cand, w.data(), block_maxima.data(), 0.0f, p);
+            n = size;
             continue;
         }
         return order.at(kept - 1).second;  // rounding put the target at the very top
     }
+}
+
+int32_t draw_token(const std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp,
+                   const ForRanges& for_ranges) {
+    thread_local std::vector<float> logits;
+    thread_local std::vector<int32_t> ids;
+    logits.resize(cand.size());
+    ids.resize(cand.size());
+    for (size_t i = 0; i < cand.size(); ++i) {
+        logits[i] = cand[i].first;
+        ids[i] = cand[i].second;
+    }
+    return draw_token(Candidates{logits.data(), ids.data(), static_cast<int64_t>(cand.size())}, sp,
+                      for_ranges);
 }
 
 }  // namespace niwa::kernels

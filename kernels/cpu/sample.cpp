@@ -21,29 +21,38 @@ int32_t argmax(const float* x, int64_t n) {
     return static_cast<int32_t>(best);
 }
 
-// The tokens draw_token needs from a row: a top_k's candidates by logit (the probabilities'
-// order: exp is monotonic), or with only min_p the tokens within T ln(min_p) of the maximum
-// (a little more, for rounding: draw_token applies the exact rule), else the whole row. Only
-// then are exponentials taken, and only of those.
-void candidates(const float* row, int64_t vocab, const SampleParams& sp,
-                std::vector<std::pair<float, int32_t>>& cand) {
-    cand.clear();
-    const bool top_k = sp.top_k > 0 && sp.top_k < vocab;
-    if (!top_k && sp.top_p >= 1.0f && sp.min_p > 0.0f) {
+// A row through draw_token with only the tokens it needs: a top_k's candidates by logit (the
+// probabilities' order: exp is monotonic), or with only min_p the tokens within T ln(min_p) of
+// the maximum (a little more, for rounding: draw_token applies the exact rule), else the whole
+// row, read in place. Only then are exponentials taken, and only of those.
+int32_t draw_row(const float* row, int64_t vocab, const SampleParams& sp, const ForRanges& for_ranges) {
+    if (sp.top_k > 0 && sp.top_k < vocab) {
+        thread_local std::vector<std::pair<float, int32_t>> cand;
+        cand.resize(static_cast<size_t>(vocab));
+        for (int64_t i = 0; i < vocab; ++i) cand[static_cast<size_t>(i)] = {row[i], static_cast<int32_t>(i)};
+        const auto k = cand.begin() + sp.top_k;
+        std::nth_element(cand.begin(), k, cand.end(), [](const auto& a, const auto& b) {
+            return a.first > b.first || (a.first == b.first && a.second < b.second);
+        });
+        cand.erase(k, cand.end());
+        return draw_token(cand, sp, for_ranges);
+    }
+    if (sp.top_p >= 1.0f && sp.min_p > 0.0f) {
+        thread_local std::vector<float> logits;
+        thread_local std::vector<int32_t> ids;
+        logits.clear();
+        ids.clear();
         const float max_logit = row[argmax(row, vocab)];
         const double floor = max_logit + sp.temperature * std::log(static_cast<double>(sp.min_p)) - 1e-3;
         for (int64_t i = 0; i < vocab; ++i)
-            if (row[i] >= floor) cand.emplace_back(row[i], static_cast<int32_t>(i));
-        return;
+            if (row[i] >= floor) {
+                logits.push_back(row[i]);
+                ids.push_back(static_cast<int32_t>(i));
+            }
+        return draw_token(Candidates{logits.data(), ids.data(), static_cast<int64_t>(logits.size())}, sp,
+                          for_ranges);
     }
-    cand.resize(static_cast<size_t>(vocab));
-    for (int64_t i = 0; i < vocab; ++i) cand[static_cast<size_t>(i)] = {row[i], static_cast<int32_t>(i)};
-    if (!top_k) return;
-    const auto k = cand.begin() + sp.top_k;
-    std::nth_element(cand.begin(), k, cand.end(), [](const auto& a, const auto& b) {
-        return a.first > b.first || (a.first == b.first && a.second < b.second);
-    });
-    cand.erase(k, cand.end());
+    return draw_token(Candidates{row, nullptr, vocab}, sp, for_ranges);
 }
 
 }  // namespace
@@ -58,7 +67,6 @@ void CpuOps::sample(const Tensor& logits, const SampleParams* params, int32_t* o
         pool_.parallel_for(n, fn);
     };
     auto sample_rows = [&](int64_t r0, int64_t r1) {
-        thread_local std::vector<std::pair<float, int32_t>> cand;
         for (int64_t r = r0; r < r1; ++r) {
             const float* row = row_f32(logits, r);
             const SampleParams& sp = params[r];
@@ -66,8 +74,7 @@ void CpuOps::sample(const Tensor& logits, const SampleParams* params, int32_t* o
                 out_ids[r] = argmax(row, logits.cols);
                 continue;
             }
-            candidates(row, logits.cols, sp, cand);
-            out_ids[r] = draw_token(cand, sp, split_rows ? for_ranges : ForRanges{});
+            out_ids[r] = draw_row(row, logits.cols, sp, split_rows ? for_ranges : ForRanges{});
         }
     };
     if (split_rows)

@@ -1,7 +1,9 @@
 // Tests of the CPU sampler: greedy exactly, filtered distributions on hand-computed cases
-// (through a grid of uniforms), a random vocabulary statistically, and large rows exactly
-// against the rule with the whole row sorted.
+// (through a grid of uniforms), a random vocabulary statistically, the probabilities against exp,
+// (logit, id) pairs as a GPU hands them over against the row, and large rows exactly against the
+// rule with the whole row sorted.
 #include "kernels/ops.h"
+#include "kernels/sample_draw.h"
 #include "tests/kernels/kernel_test_util.h"
 
 #include <QtTest>
@@ -135,6 +137,61 @@ private slots:
         }
     }
 
+    // The rule's probabilities are exp((logit - max) / T) to 2e-7 down to 2^-125 (0 below
+    // 2^-125.5), computed by element whatever the length or the offset of the row.
+    void weightsMatchExp() {
+        std::mt19937 rng(903);
+        for (const float temperature : {0.05f, 0.7f, 1.0f, 1.3f, 3.0f}) {
+            const int n = 4 * 1024 + 37;  // a short last block
+            auto logits = random_vector(rng, n, -95.0f * temperature, 0.0f);
+            logits[5] = 0.0f;
+            logits[6] = -INFINITY;
+            std::vector<float> w(n), tail(n - 3);
+            sample_weights(logits.data(), n, 0.0f, temperature, w.data());
+            sample_weights(logits.data() + 3, n - 3, 0.0f, temperature, tail.data());
+            QVERIFY(w[5] == 1.0f && w[6] == 0.0f);
+            QVERIFY(std::equal(tail.begin(), tail.end(), w.begin() + 3));
+            double worst = 0.0;
+            for (int i = 0; i < n; ++i) {
+                const double t = double(logits[i]) / temperature / std::log(2.0);
+                if (t < -125.5 - 1e-6) QVERIFY(w[i] == 0.0f);
+                if (t < -125.0 || std::isinf(logits[i])) continue;
+                const double want = std::exp(double(logits[i]) / temperature);
+                worst = std::max(worst, std::abs(w[i] - want) / want);
+            }
+            QVERIFY2(worst < 2e-7,
+                     qPrintable(QString("T %1: relative error %2").arg(temperature).arg(worst)));
+        }
+    }
+
+    // The host side of a GPU's op hands over (logit, id) pairs: the whole row in order, or a
+    // superset of its top_k in any order. Either draws what the CPU op draws from the row.
+    void pairCandidatesDrawAsTheRow() {
+        std::mt19937 rng(904);
+        auto ops = make_cpu_ops(2);
+        const int vocab = 50000;
+        auto logits = random_vector(rng, vocab, -6.0f, 6.0f);
+        std::vector<std::pair<float, int32_t>> row(vocab);
+        for (int i = 0; i < vocab; ++i) row[i] = {logits[i], i};
+        auto by_logit = row;
+        std::sort(by_logit.begin(), by_logit.end(),
+                  [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::vector<std::pair<float, int32_t>> top(by_logit.begin(), by_logit.begin() + 2048);
+        std::shuffle(top.begin(), top.end(), rng);
+        std::uniform_real_distribution<float> unif(0.0f, 1.0f);
+        for (const SampleParams sp :
+             {SampleParams{0.8f, 0, 1.0f, 0.0f, 0.0f}, SampleParams{0.7f, 0, 0.9f, 0.0f, 0.0f},
+              SampleParams{1.0f, 0, 0.95f, 0.05f, 0.0f}, SampleParams{0.8f, 40, 1.0f, 0.0f, 0.0f},
+              SampleParams{1.2f, 1000, 0.8f, 0.0f, 0.0f}})
+            for (int j = 0; j < 16; ++j) {
+                SampleParams s = sp;
+                s.uniform = unif(rng);
+                const int32_t want = draw_many(*ops, logits, s, {s.uniform})[0];
+                QCOMPARE(draw_token(row, s), want);
+                if (s.top_k > 0) QCOMPARE(draw_token(top, s), want);
+            }
+    }
+
     // Large rows (what top_p or the draw can reach binned out before any sorting) draw exactly
     // what the rule gives with the whole row sorted: peaked and flat rows, near-tied logits,
     // top_p alone and with min_p or a top_k that cuts nothing, no filter, uniforms across [0, 1);
@@ -162,12 +219,14 @@ private slots:
                 for (int j = 0; j < 16; ++j) logits[size_t(token(rng))] += 7.0f - 0.25f * j;
             if (row.ties)
                 for (float& x : logits) x = std::round(x * 8.0f) / 8.0f;  // many equal logits
-            // The rule with every token sorted (sample_draw.h), in double.
+            // The rule with every token sorted (sample_draw.h): its probabilities, sums in double.
             const float max_logit = *std::max_element(logits.begin(), logits.end());
+            std::vector<float> w(vocab);
+            sample_weights(logits.data(), vocab, max_logit, row.temperature, w.data());
             std::vector<std::pair<double, int>> p(vocab);
             double total = 0.0;
             for (int i = 0; i < vocab; ++i) {
-                p[i] = {std::exp((double(logits[i]) - max_logit) / row.temperature), i};
+                p[i] = {w[i], i};
                 total += p[i].first;
             }
             std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) {
