@@ -202,16 +202,19 @@ __device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_
 }
 
 // Pair e (0..7) of a code word holds elements (16w + e, 16w + e + 8): after a right shift by
-// pair_shift(e) their codes sit at bit 2s of each 16-bit half, s = pair_log4(e) <= 2.
+// pair_shift(e) their codes sit at bit 2s of each 16-bit half, s = pair_log4(e) <= 4. Pairs 0-4
+// are read in place (bits 0-9: all of fp16's mantissa), pairs 5-7 after one shift by 10, so a
+// word costs one shift.
 __host__ __device__ constexpr int pair_shift(int e) {
-    return e < 3 ? 0 : e < 6 ? 6 : 12;
+    return e < 5 ? 0 : 10;
 }
 __host__ __device__ constexpr int pair_log4(int e) {
     return e - pair_shift(e) / 2;
 }
-// 4^-s for pair e: the factor the matching x values are stored with.
+// 4^-s for pair e: the factor the matching x values are stored with (x / 256 at most: an
+// fp16 subnormal only below 1/64, where its absolute error is still under fp16's at x ~ 1/128).
 __host__ __device__ constexpr float pair_x_scale(int e) {
-    return pair_log4(e) == 0 ? 1.0f : pair_log4(e) == 1 ? 0.25f : 0.0625f;
+    return 1.0f / static_cast<float>(1 << (2 * pair_log4(e)));
 }
 
 // The fp16 pair (1024 + q_e 4^s, 1024 + q_{e+8} 4^s) of a code word in one logic op: the

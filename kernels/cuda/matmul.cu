@@ -1,6 +1,7 @@
 // matmul: argument checks, the choice of kernel, and the fp32 kernels (Precision::Fp32, and
 // non-ternary weights at decode sizes). Ternary decode runs on tensor cores: PQ2_0S matrices
-// of 32 MiB or more in matmul_decode_split.cu, the rest in matmul_decode.cu (CudaOps::DecodeGemm).
+// at one row of x, of 32 MiB or more, or of 16K inputs or more in matmul_decode_split.cu, the
+// rest in matmul_decode.cu (CudaOps::DecodeGemm).
 // Larger batches in Mixed precision run through cuBLAS on dequantized weights (matmul_cublas.cu),
 // or the tensor-core tiles of matmul_prefill.cu when asked.
 //
@@ -289,8 +290,12 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     }
     const bool mixed = precision_ == Precision::Mixed;
     if (mixed && a.n <= kDecodeMaxRows && a.type == DType::PQ2_0S) {
-        const bool big = static_cast<size_t>(a.out) * a.stride >= kDecodeRegistersBytes;
-        if (decode_gemm_ == DecodeGemm::Registers || (decode_gemm_ == DecodeGemm::Auto && big))
+        // Measured (docs/BENCHMARKS.md, sixth pass): the register kernel is faster for every
+        // shape at one row of x, for large matrices, and for long rows (the FFN's down: 17
+        // slices); the staged one for the rest at 8-32 rows.
+        const bool registers = a.n == 1 || static_cast<size_t>(a.out) * a.stride >= kDecodeRegistersBytes ||
+                               a.in >= kDecodeRegistersInputs;
+        if (decode_gemm_ == DecodeGemm::Registers || (decode_gemm_ == DecodeGemm::Auto && registers))
             return launch_split_decode(*this, a);
         return launch_ternary_decode(*this, a);
     }

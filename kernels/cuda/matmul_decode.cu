@@ -1,6 +1,6 @@
 // Ternary matmul at decode sizes (n <= 32 rows of x, Precision::Mixed), rows staged through
-// shared memory: the files' layouts (PQ2_0, PTQ1_0) and PQ2_0S matrices under 32 MiB (larger
-// ones load straight into registers, matmul_decode_split.cu; CudaOps::DecodeGemm). Bandwidth-
+// shared memory: the files' layouts (PQ2_0, PTQ1_0) and PQ2_0S matrices under 32 MiB at 2-32
+// rows of x (the rest load straight into registers, matmul_decode_split.cu; CudaOps::DecodeGemm). Bandwidth-
 // bound, so every packed weight byte is read once per call and decoded straight into tensor-core
 // fragments. The grid, x's staging and the arithmetic are matmul_decode.cuh's; here the warps
 // (16 on an H200) stream their 16-row tiles through per-warp cp.async rings (2 deep on an H200;

@@ -58,36 +58,32 @@ __device__ __forceinline__ int position_word(int p) {
 }
 
 // x's slice (quant blocks qb0 .. qb0 + nqb) into xs as fp16 pairs, word 8 p + e of a block =
-// inputs (16 w + e, 16 w + e + 8) of code word w = position_word<W>(p), times 4^-s; zero past n.
-// Then, per quant block and x row, the sum of (1024 4^-s + 1) x over the fp16 values stored
-// (= (1024 + 4^s) times the stored x 4^-s), which biased_code_pair's offset adds. Ends with
-// the block synchronised.
+// inputs (16 w + e, 16 w + e + 8) of code word w = position_word<W>(p), times 4^-s; with, per
+// quant block and x row, the sum of (1024 4^-s + 1) x over the fp16 values stored (= (1024 +
+// 4^s) times the stored x 4^-s), which biased_code_pair's offset adds. A warp takes one x row's
+// quant block at a time, lane j its words j and j + 32 (the same e, so the same factor), and
+// sums them with its shuffles: one pass, no division, no second barrier. Only the rows below n:
+// the others reach only output columns >= n (an mma's columns are independent), which are never
+// stored. Ends with the block synchronised.
 template <int NT, WordPairs W>
 __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, uint32_t* xs, float* bias) {
-    const int words = nqb * 64;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-#pragma unroll 4
-    for (int idx = threadIdx.x; idx < NT * 8 * words; idx += blockDim.x) {
-        const int r = idx / words, wd = idx - r * words;
-        float lo = 0.0f, hi = 0.0f;
-        if (r < a.n) {
-            const float* xr = a.x + r * a.ldx + static_cast<int64_t>(qb0) * kQuantBlock +
-                              (wd >> 6) * kQuantBlock + 16 * position_word<W>((wd >> 3) & 7) + (wd & 7);
-            lo = xr[0];
-            hi = xr[8];
-        }
-        const float sc = pair_x_scale(wd & 7);
-        xs[r * kXWords + wd] = f16x2_bits(lo * sc, hi * sc);
-    }
-    __syncthreads();
-    for (int pr = warp; pr < NT * 8 * nqb; pr += warps) {
-        const int r = pr / nqb, qb = pr - r * nqb;
-        float sum = 0.0f;
-        for (int j = lane; j < 64; j += 32) {
-            const uint32_t bits = xs[r * kXWords + qb * 64 + j];
-            const float2 v = __half22float2(*reinterpret_cast<const __half2*>(&bits));
-            sum += (1024.0f + 1.0f / pair_x_scale(j & 7)) * (v.x + v.y);
-        }
+    const int rows = min(static_cast<int>(a.n), NT * 8), e = lane & 7;
+    const int at0 = 16 * position_word<W>(lane >> 3) + e, at1 = 16 * position_word<W>((lane >> 3) + 4) + e;
+    const float sc = pair_x_scale(e), weight = 1024.0f + 1.0f / sc;
+    int r = warp / nqb, qb = warp - r * nqb;
+    for (; r < rows; qb += warps) {
+        while (qb >= nqb) qb -= nqb, ++r;
+        if (r >= rows) break;
+        const float* xr = a.x + r * a.ldx + static_cast<int64_t>(qb0 + qb) * kQuantBlock;
+        const float lo0 = xr[at0], hi0 = xr[at0 + 8], lo1 = xr[at1], hi1 = xr[at1 + 8];
+        const uint32_t w0 = f16x2_bits(lo0 * sc, hi0 * sc), w1 = f16x2_bits(lo1 * sc, hi1 * sc);
+        xs[r * kXWords + qb * 64 + lane] = w0;
+        xs[r * kXWords + qb * 64 + lane + 32] = w1;
+        const float2 v0 = __half22float2(*reinterpret_cast<const __half2*>(&w0));
+        const float2 v1 = __half22float2(*reinterpret_cast<const __half2*>(&w1));
+        float sum = weight * (v0.x + v0.y);
+        sum += weight * (v1.x + v1.y);
         for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
         if (lane == 0) bias[qb * NT * 8 + r] = sum;
     }

@@ -1,12 +1,14 @@
-// Ternary matmul at decode sizes (n <= 32 rows of x, Precision::Mixed) for PQ2_0S matrices of
-// 32 MiB or more (the FFN's gate + up, the output head; PQ2_0S is the layout the model loads
-// PQ2_0 files in, formats.h). The grid, x's staging and the arithmetic are matmul_decode.cuh's,
-// as for the staged kernel (matmul_decode.cu, measured faster on smaller matrices, where its
-// whole first tile is in flight before x is staged); what differs is how the weight arrives. A PQ2_0S slice
-// of a row is one 16-byte aligned run, so thread (g, tig) reads its two code words of a quant block of row g
-// as one 8-byte load, and the run's scales as 8 bytes per half slice, straight into registers: no
-// shared-memory staging. A warp takes its tiles half a slice (4 quant blocks, 2 KB of the weight) at a time
-// and loads the next half while it multiplies this one.
+// Ternary matmul at decode sizes (n <= 32 rows of x, Precision::Mixed) for PQ2_0S matrices at
+// one row of x, of 32 MiB or more (the FFN's gate + up, the output head) or with rows of 16K
+// inputs or more (the FFN's down); PQ2_0S is the layout the model loads PQ2_0 files in,
+// formats.h. The grid, x's staging and the arithmetic are matmul_decode.cuh's, as for the staged
+// kernel (matmul_decode.cu, measured faster on smaller matrices at 8-32 rows, where its whole
+// first tile is in flight before x is staged); what differs is how the weight arrives. A PQ2_0S
+// slice of a row is one 16-byte aligned run, so thread (g, tig) reads its two code words of a
+// quant block of row g as one 8-byte load, and the run's scales as 8 bytes per half slice,
+// straight into registers: no shared-memory staging. A warp takes its tiles half a slice (4
+// quant blocks, 2 KB of the weight) at a time and loads the next half while it multiplies this
+// one.
 #include <algorithm>
 #include <atomic>
 
@@ -27,10 +29,11 @@ struct Unit {
     uint2 s0, s1;
 };
 
-// 8 bytes the kernel reads once: not kept in L1.
+// 8 bytes the kernel reads once: not kept in L1. Volatile: it stays where it is written relative
+// to the mma, ahead of the work it should overlap.
 __device__ __forceinline__ uint2 load_once(const uint8_t* p) {
     uint2 v;
-    asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
     return v;
 }
 
@@ -98,8 +101,11 @@ __device__ __forceinline__ const uint8_t* run_of(const MatmulArgs& a, int64_t ro
            static_cast<size_t>(slice) * kSplitRunBytes;
 }
 
+// Two blocks an SM (up to 128 registers): a unit in flight while the other is multiplied. With
+// three (80 registers, as before the two units alternated) the compiler spilled, and earlier kept
+// the next unit's loads behind the multiply, so each unit waited a full trip to memory.
 template <int NT>
-__global__ void __launch_bounds__(kWarps * 32, NT == 1 ? 3 : 2) split_decode_kernel(DecodeParams p) {
+__global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p) {
     extern __shared__ __align__(16) uint8_t smem[];
     auto* xs = reinterpret_cast<uint32_t*>(smem);
     auto* bias = reinterpret_cast<float*>(xs + NT * 8 * kXWords);  // [quant block][x row]
@@ -128,24 +134,22 @@ __global__ void __launch_bounds__(kWarps * 32, NT == 1 ? 3 : 2) split_decode_ker
     zero(acc);
     if (nqb == kSliceBlocks) {
         // Whole runs (every slice of a row whose length is a multiple of 1024): two units a
-        // tile; each step loads the next unit (at the end, one already loaded again: a cached
-        // read, never used) and multiplies this one.
-        for (int h = 0; t < t1; h ^= 1) {
-            const int64_t tn = h == 0 ? t : t + kWarps;
-            if (h == 1 && tn < t1) {
-                run0 = run_of(a, tn * kTileRows + g, slice);
-                run1 = run_of(a, tn * kTileRows + g + 8, slice);
+        // tile, each loaded while the other is multiplied; the loads are issued in program order
+        // ahead of the mma (load_once and mma_f16 are volatile), so nothing waits on a unit just
+        // requested. After the last tile the first unit is loaded again: a cached read, never used.
+        for (; t < t1; t += kWarps) {
+            Unit second;
+            load_unit(run0, run1, 1, kUnitBlocks, tig, second);
+            unit_product<NT>(cur, kUnitBlocks, xw, bias, tig, acc);
+            if (t + kWarps < t1) {
+                run0 = run_of(a, (t + kWarps) * kTileRows + g, slice);
+                run1 = run_of(a, (t + kWarps) * kTileRows + g + 8, slice);
             }
-            Unit next;
-            load_unit(run0, run1, h ^ 1, kUnitBlocks, tig, next);
-            unit_product<NT>(cur, kUnitBlocks, xw + 64 * kUnitBlocks * h, bias + kUnitBlocks * NT * 8 * h,
-                             tig, acc);
-            if (h == 1) {
-                store_tile<NT>(p, slice, t, g, tig, acc);
-                zero(acc);
-                t = tn;
-            }
-            cur = next;
+            load_unit(run0, run1, 0, kUnitBlocks, tig, cur);
+            unit_product<NT>(second, kUnitBlocks, xw + 64 * kUnitBlocks, bias + kUnitBlocks * NT * 8, tig,
+                             acc);
+            store_tile<NT>(p, slice, t, g, tig, acc);
+            zero(acc);
         }
     } else {
         // A short last run (nqb < 8 blocks): one or two units a tile, loaded as they go.

@@ -237,8 +237,8 @@ private slots:
         cuda.set_prefill_gemm(cuda::CudaOps::PrefillGemm::Auto);
     }
 
-    // PQ2_0S at decode sizes through each kernel on its own (the register kernel takes matrices of
-    // 32 MiB and more, the staged one the rest): both against the CPU and against each other.
+    // PQ2_0S at decode sizes through each kernel on its own (CudaOps::DecodeGemm says which takes
+    // what): both against the CPU and against each other.
     // Short last runs (384, 1152, 8704 inputs), odd row counts, one to 32 rows of x.
     void decodePaths() {
         Backends b(Precision::Mixed);
