@@ -111,12 +111,13 @@ struct BlockWords {
 
 // acc += B quant blocks of a tile times x, their mma steps interleaved: block b's words w[b], its
 // x words xw + b xstride (this thread's row g and position tig) and bias sums bias + b NT 8.
-// With one x tile each block keeps two accumulator chains (one per code word); with more, the
-// x tiles' chains are independent already and registers are short.
+// With one x tile and fewer than four blocks each block keeps two accumulator chains (one per
+// code word: four or more chains in flight either way; one chain saves summing them); with more
+// x tiles, theirs are independent already and registers are short.
 template <int NT, int B>
 __device__ __forceinline__ void blocks_product(const BlockWords (&w)[B], const uint32_t* xw, int xstride,
                                                const float* bias, int tig, float (&acc)[NT][4]) {
-    constexpr int kChains = NT == 1 ? 2 : 1;
+    constexpr int kChains = NT == 1 && B < 4 ? 2 : 1;
     float c[B][kChains][NT][4] = {};
     auto steps = [&](auto e) {
         constexpr int E = decltype(e)::value;

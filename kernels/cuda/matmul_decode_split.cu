@@ -63,11 +63,12 @@ __device__ __forceinline__ BlockWords block_words(const Unit& u, int j) {
 }
 
 // acc += the unit's nb blocks times x (xw, bias: the unit's first block's x words and sums); a
-// whole unit's blocks interleave two at a time (one or two x tiles: fewer independent chains).
+// whole unit's blocks interleave, all four with one x tile, two at a time with two (more x
+// tiles: their own chains are independent already).
 template <int NT>
 __device__ __forceinline__ void unit_product(const Unit& u, int nb, const uint32_t* xw, const float* bias,
                                              int tig, float (&acc)[NT][4]) {
-    constexpr int B = NT <= 2 ? 2 : 1;
+    constexpr int B = NT == 1 ? kUnitBlocks : NT == 2 ? 2 : 1;
     if (nb == kUnitBlocks) {
 #pragma unroll
         for (int j0 = 0; j0 < kUnitBlocks; j0 += B) {
