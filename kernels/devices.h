@@ -8,6 +8,8 @@
 
 namespace niwa::kernels {
 
+class Ops;
+
 struct GpuInfo {
     int index = 0;
     std::string name;
@@ -28,5 +30,12 @@ bool cuda_built();
 // a large bf16 GEMM with fp32 accumulation (cuBLAS) in FLOP/s. Throw without CUDA or a GPU.
 double measure_copy_bandwidth(int device);
 double measure_bf16_gemm_rate(int device);
+
+// Joins the ranks' Ops (one per tensor-parallel rank, in rank order, each then driven by its own
+// thread) in a group whose all_reduce_sum runs on the devices: NCCL between GPUs, connected and
+// tried once here so a step never waits on setting it up. Returns false, changing nothing, with
+// the reason in *why, when this build or these ranks can't (a host backend, two ranks on one
+// GPU, a build without NCCL): the ranks then meet in host memory.
+bool join_device_group(const std::vector<Ops*>& ranks, std::string* why);
 
 }  // namespace niwa::kernels

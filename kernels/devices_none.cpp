@@ -18,6 +18,10 @@ double measure_copy_bandwidth(int) {
 double measure_bf16_gemm_rate(int) {
     throw std::runtime_error("this niwa-engine was built without CUDA: no GPU to measure");
 }
+bool join_device_group(const std::vector<Ops*>&, std::string* why) {
+    if (why) *why = "this niwa-engine was built without CUDA";
+    return false;
+}
 std::unique_ptr<Ops> make_cuda_ops(int, Precision) {
     throw std::runtime_error(
         "this niwa-engine was built without CUDA; rebuild on a machine with the CUDA toolkit (nvcc) "

@@ -148,6 +148,18 @@ public:
         return 0;
     }
 
+    // Tensor parallelism on the devices: t (f32) = the sum of every rank's t, in place, queued
+    // on this rank's stream like any op (so a recording holds it), for ranks joined by
+    // join_device_group (devices.h). Every rank of the group must make the same calls in the same
+    // order. False, doing nothing, when this rank is in no such group: the caller meets the ranks
+    // in host memory instead.
+    virtual bool all_reduce_sum(const Tensor& t) {
+        (void)t;
+        return false;
+    }
+    // Whether all_reduce_sum runs on the device (this rank joined a device group).
+    virtual bool in_device_group() const { return false; }
+
     // Memory of this backend.
     virtual void* alloc(size_t bytes) = 0;
     virtual void free(void* p) = 0;

@@ -27,7 +27,7 @@ RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWei
       ops_(ops),
       comm_(comm),
       max_tokens_(max_tokens),
-      record_steps_(record_steps && comm.world() == 1) {
+      record_steps_(record_steps && (comm.world() == 1 || ops.in_device_group())) {
     const int64_t d = hp.n_embd, D = hp.head_dim, ds = hp.ssm_d_state;
     const int64_t nh = plan.q_heads.size(), nkv = plan.kv_heads.size();
     const int64_t nk = int64_t(plan.k_heads.size()), nv = int64_t(plan.v_tiled.size());
@@ -91,13 +91,14 @@ void RankForward::upload_step(const StepPlan& s) {
 
 void RankForward::all_reduce(const Tensor& t) {
     if (comm_.world() == 1) return;
+    if (ops_.all_reduce_sum(t)) return;  // on the devices (NCCL), queued like any op
     const size_t n = size_t(t.rows * t.ld);
     ops_.synchronize();
     if (ops_.host_memory()) {
         comm_.all_reduce_sum(t.as<float>(), n);
         return;
     }
-    // GPU ranks in one process meet in host memory (correct, not fast; NCCL replaces it).
+    // GPU ranks without a device group (devices.h) meet in host memory: correct, not fast.
     staging_.resize(n);
     ops_.download(staging_.data(), t.data, n * sizeof(float));
     comm_.all_reduce_sum(staging_.data(), n);

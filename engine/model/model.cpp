@@ -156,6 +156,17 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     // or on a GPU whatever fills the budget once weights, state slots and scratch are in.
     m->shape_.n_blocks = cfg.kv_blocks > 0 ? cfg.kv_blocks : cfg.max_seqs * blocks_for_context;
     const bool device = !m->ranks_[0]->ops->host_memory();
+    if (device && cfg.tp > 1) {  // before the KV pool is sized: NCCL's buffers take memory too
+        std::vector<kernels::Ops*> ops;
+        for (auto& r : m->ranks_) ops.push_back(r->ops.get());
+        std::string why;
+        if (kernels::join_device_group(ops, &why))
+            log->info("tensor parallel: {} GPUs, all-reduce over NCCL", cfg.tp);
+        else
+            log->warn(
+                "tensor parallel: the {} ranks meet in host memory, every layer waiting on the host ({})",
+                cfg.tp, why);
+    }
     if (!device && cfg.vram_limit_gib > 0)
         log->warn(
             "--vram-limit applies to GPU backends; the {} backend sizes its KV pool for --max-seqs x "

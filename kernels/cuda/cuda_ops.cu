@@ -44,6 +44,7 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
 CudaOps::~CudaOps() {
     cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
+    leave_group();
     for (Buffer& b : workspace_)
         if (b.p) cudaFree(b.p);
     if (blas_) cublasDestroy(blas_);

@@ -16,6 +16,8 @@
 #include "kernels/op_checks.h"
 #include "kernels/ops.h"
 
+struct ncclComm;  // nccl.h's communicator (device_group.cpp)
+
 namespace niwa::kernels::cuda {
 
 // Throws std::runtime_error naming the call, the file and line, and CUDA's message.
@@ -111,6 +113,11 @@ public:
 
     void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) override;
 
+    // device_group.cpp: NCCL over the GPUs of join_device_group's ranks.
+    bool all_reduce_sum(const Tensor& t) override;
+    bool in_device_group() const override { return comm_ != nullptr; }
+    void join(ncclComm* comm) { comm_ = comm; }
+
     std::unique_ptr<Recording> record(const std::function<void()>& issue) override;
     uint64_t recording_epoch() const override { return epoch_; }
     uint64_t launch_key(const StepInfo& step) const override;
@@ -139,6 +146,8 @@ private:
     DecodeGemm decode_gemm_ = DecodeGemm::Auto;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
+    ncclComm* comm_ = nullptr;  // the device group's communicator, this rank's
+    void leave_group();         // device_group.cpp
 };
 
 // Argument checks for the op files (kernels/op_checks.h, naming this backend).
