@@ -156,13 +156,25 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
     // or on a GPU whatever fills the budget once weights, state slots and scratch are in.
     m->shape_.n_blocks = cfg.kv_blocks > 0 ? cfg.kv_blocks : cfg.max_seqs * blocks_for_context;
     const bool device = !m->ranks_[0]->ops->host_memory();
-    if (device && cfg.tp > 1) {  // before the KV pool is sized: NCCL's buffers take memory too
+    // The device group's buffers (NCCL) are not ours to count, so what it took from each card is
+    // measured and planned around like our own (a --vram-limit card must hold them too).
+    std::vector<size_t> group_bytes(size_t(cfg.tp), 0);
+    if (device && cfg.tp > 1) {  // before the KV pool is sized
         std::vector<kernels::Ops*> ops;
-        for (auto& r : m->ranks_) ops.push_back(r->ops.get());
+        std::vector<size_t> free_before;
+        for (auto& r : m->ranks_) {
+            ops.push_back(r->ops.get());
+            free_before.push_back(r->ops->memory_info().free);
+        }
         std::string why;
-        if (kernels::join_device_group(ops, &why))
-            log->info("tensor parallel: {} GPUs, all-reduce over NCCL", cfg.tp);
-        else
+        if (kernels::join_device_group(ops, &why)) {
+            for (int r = 0; r < cfg.tp; ++r) {
+                const size_t after = m->ranks_[size_t(r)]->ops->memory_info().free;
+                group_bytes[size_t(r)] = free_before[size_t(r)] > after ? free_before[size_t(r)] - after : 0;
+            }
+            log->info("tensor parallel: {} GPUs, all-reduce over NCCL ({:.0f} MiB a GPU)", cfg.tp,
+                      double(*std::max_element(group_bytes.begin(), group_bytes.end())) / double(1 << 20));
+        } else
             log->warn(
                 "tensor parallel: the {} ranks meet in host memory, every layer waiting on the host ({})",
                 cfg.tp, why);
@@ -186,7 +198,8 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
             const size_t card =
                 cfg.vram_limit_gib > 0 ? size_t(cfg.vram_limit_gib * double(kGiB)) : now.total;
             const size_t budget = size_t(double(card) * cfg.mem_fraction);
-            const size_t used = now.allocated;  // ours: weights, state, scratch, one KV block
+            // Ours (weights, state, scratch, one KV block) and the device group's.
+            const size_t used = now.allocated + group_bytes[size_t(r)];
             const size_t block = rank.cache->sequence_bytes(cfg.block_tokens) - rank.cache->sequence_bytes(0);
             const size_t room = std::min(budget > used + kGpuReserve ? budget - used - kGpuReserve : 0,
                                          now.free > kGpuReserve ? now.free - kGpuReserve : 0);
