@@ -7,9 +7,13 @@
 // summed in double per chunk, in kLanes interleaved partial sums, and the chunks in order: the
 // same bits on any number of threads. Then a descending prefix of the probabilities is grown on
 // demand by selection, over what top_p or the draw can reach, binned out first on a large row.
+// top_k's candidates come from the row in place, by an integer key with the logits' order: the
+// blocks' maxima give a floor under the k-th largest, a radix select over the few keys above the
+// floor finds it, and only the blocks that reach it are read again.
 #include "kernels/sample_draw.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -179,7 +183,131 @@ void gather(const Candidates& cand, const float* w, const float* block_maxima, f
     }
 }
 
+// top_k ranks logits by an unsigned key with their order: key(a) > key(b) exactly when a > b,
+// -0 and +0 the same key, every NaN the lowest (below -inf). It is 2^31 plus or minus the
+// magnitude's bits, in integer operations only: the passes that take it branch on no data.
+uint32_t rank_key(float x) {
+    int32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    const int32_t magnitude = bits & 0x7fffffff, sign = bits >> 31;
+    const uint32_t key = 0x80000000u + static_cast<uint32_t>((magnitude ^ sign) - sign);
+    const uint32_t number = magnitude <= 0x7f800000 ? ~0u : 0u;  // a mask, not a branch
+    return key & number;
+}
+
+// top_k's one full pass over a row takes the largest key of each block of this many.
+constexpr int kKeyBlock = 64;
+
+// The largest key of row[begin, end), found as its largest logit: over a full block a loop of
+// fixed length in kLanes lanes, which GCC vectorises at -O2 (comparisons pass over NaN). Below
+// -inf only NaN is left, whose key is the lowest: the result is always some token's key.
+uint32_t block_key_max(const float* row, int64_t begin, int64_t end) {
+    float m = -INFINITY;
+    if (end - begin == kKeyBlock) {
+        const float* __restrict x = row + begin;
+        float lanes[kLanes];
+        for (int j = 0; j < kLanes; ++j) lanes[j] = -INFINITY;
+        for (int i = 0; i < kKeyBlock; i += kLanes)
+            for (int j = 0; j < kLanes; ++j) lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
+        for (int j = 0; j < kLanes; ++j) m = lanes[j] > m ? lanes[j] : m;
+    } else {
+        for (int64_t i = begin; i < end; ++i) m = row[i] > m ? row[i] : m;
+    }
+    if (m > -INFINITY) return rank_key(m);
+    for (int64_t i = begin; i < end; ++i)
+        if (row[i] == -INFINITY) return rank_key(-INFINITY);
+    return 0;  // every logit NaN
+}
+
+// The k-th largest of keys[0, n) (0 < k <= n), by radix: 11 bits at a time from the highest bit
+// where the keys still differ, each round keeping only the keys whose bits so far are the k-th
+// largest's (keys is reordered and overwritten), until those left are equal. `ties` becomes how
+// many keys equal to it the k largest hold.
+uint32_t kth_largest(uint32_t* keys, int64_t n, int64_t k, int64_t& ties) {
+    uint32_t lo = keys[0], hi = keys[0];
+    for (int64_t i = 1; i < n; ++i) {
+        lo = std::min(lo, keys[i]);
+        hi = std::max(hi, keys[i]);
+    }
+    while (lo != hi) {
+        const int shift = std::max(0, 31 - std::countl_zero(lo ^ hi) - 10);
+        uint32_t count[0x800] = {};
+        for (int64_t i = 0; i < n; ++i) ++count[(keys[i] >> shift) & 0x7ff];
+        uint32_t bin = 0x7ff;
+        for (; k > count[bin]; --bin) k -= count[bin];
+        int64_t kept = 0;
+        lo = ~0u;
+        hi = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const uint32_t key = keys[i];
+            const bool in = ((key >> shift) & 0x7ff) == bin;
+            keys[kept] = key;
+            kept += in;
+            lo = in && key < lo ? key : lo;
+            hi = in && key > hi ? key : hi;
+        }
+        n = kept;
+    }
+    ties = k;
+    return lo;
+}
+
 }  // namespace
+
+void top_k_candidates(const float* row, int64_t n, int64_t k, std::vector<float>& logits,
+                      std::vector<int32_t>& ids) {
+    const int64_t n_blocks = (n + kKeyBlock - 1) / kKeyBlock;
+    thread_local std::vector<uint32_t> block_maxima, key_buffer;
+    std::vector<uint32_t>& maxima = block_maxima;
+    std::vector<uint32_t>& keys = key_buffer;
+    maxima.resize(static_cast<size_t>(n_blocks));
+    keys.resize(std::max(keys.size(), static_cast<size_t>(n)));  // grows only: no clearing
+    for (int64_t b = 0; b < n_blocks; ++b)
+        maxima[size_t(b)] = block_key_max(row, b * kKeyBlock, std::min(n, (b + 1) * kKeyBlock));
+    // A floor under the k-th largest key: the k-th largest block maximum (k blocks reach it, so
+    // k tokens do), or with fewer blocks than k the lowest key.
+    int64_t ties = 0;
+    uint32_t floor = 0;
+    if (k <= n_blocks) {
+        std::copy(maxima.begin(), maxima.end(), keys.begin());
+        floor = kth_largest(keys.data(), n_blocks, k, ties);
+    }
+    // The keys above the floor, from the blocks that pass it: about k on a usual row. If they
+    // are fewer than k, the floor is the k-th largest key (a row of many equal logits, or of few
+    // above -inf, ends here).
+    int64_t above = 0;
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        if (maxima[size_t(b)] <= floor) continue;
+        const int64_t end = std::min(n, (b + 1) * kKeyBlock);
+        for (int64_t i = b * kKeyBlock; i < end; ++i) {
+            const uint32_t key = rank_key(row[i]);
+            keys[size_t(above)] = key;  // written always, kept if above: no branch on the data
+            above += key > floor;
+        }
+    }
+    uint32_t threshold = floor;
+    ties = k - above;
+    if (above >= k) threshold = kth_largest(keys.data(), above, k, ties);
+    // Every token above the threshold, and the lowest ids of those at it: from the blocks that
+    // pass it, and those that reach it until the ties are taken.
+    logits.resize(static_cast<size_t>(k + 1));
+    ids.resize(static_cast<size_t>(k + 1));
+    int64_t taken = 0;
+    for (int64_t b = 0; b < n_blocks && taken < k; ++b) {
+        if (maxima[size_t(b)] < threshold || (maxima[size_t(b)] == threshold && ties == 0)) continue;
+        const int64_t end = std::min(n, (b + 1) * kKeyBlock);
+        for (int64_t i = b * kKeyBlock; i < end; ++i) {
+            const uint32_t key = rank_key(row[i]);
+            const bool tie = (key == threshold) & (ties > 0);
+            logits[size_t(taken)] = row[i];
+            ids[size_t(taken)] = static_cast<int32_t>(i);
+            taken += (key > threshold) | tie;
+            ties -= tie;
+        }
+    }
+    logits.resize(static_cast<size_t>(k));
+    ids.resize(static_cast<size_t>(k));
+}
 
 void sample_weights(const float* logits, int64_t n, float max_logit, float temperature, float* w) {
     const Exponent e = exponent_of(max_logit, temperature);

@@ -32,6 +32,12 @@ struct Candidates {
 // A reference that mirrors the rule takes its probabilities from here.
 void sample_weights(const float* logits, int64_t n, float max_logit, float temperature, float* w);
 
+// top_k's candidates, 0 < k <= n: the k tokens of a whole row first in descending logit, ties
+// lower id first, as (logits[i], ids[i]) in ascending id. A NaN logit ranks below every number,
+// -inf included. One pass over the row, then passes over only the blocks that can hold them.
+void top_k_candidates(const float* row, int64_t n, int64_t k, std::vector<float>& logits,
+                      std::vector<int32_t>& ids);
+
 // sp.temperature > 0. With `for_ranges`, the pass over every candidate (the exponentials, the
 // total mass) is split over its threads; the result does not depend on how many there are.
 int32_t draw_token(const Candidates& cand, const SampleParams& sp, const ForRanges& for_ranges = {});

@@ -1,10 +1,8 @@
 // sample: greedy (the first argmax), or the row's candidates through draw_token
 // (kernels/sample_draw.h: temperature softmax filtered by top_k, top_p and min_p, one draw by
 // inverse CDF over the kept tokens in descending probability, ties lower id first).
-#include <algorithm>
 #include <cmath>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -22,24 +20,19 @@ int32_t argmax(const float* x, int64_t n) {
 }
 
 // A row through draw_token with only the tokens it needs: a top_k's candidates by logit (the
-// probabilities' order: exp is monotonic), or with only min_p the tokens within T ln(min_p) of
-// the maximum (a little more, for rounding: draw_token applies the exact rule), else the whole
-// row, read in place. Only then are exponentials taken, and only of those.
+// probabilities' order: exp is monotonic; top_k_candidates reads the row in place), or with only
+// min_p the tokens within T ln(min_p) of the maximum (a little more, for rounding: draw_token
+// applies the exact rule), else the whole row, read in place. Only then are exponentials taken,
+// and only of those.
 int32_t draw_row(const float* row, int64_t vocab, const SampleParams& sp, const ForRanges& for_ranges) {
+    thread_local std::vector<float> logits;
+    thread_local std::vector<int32_t> ids;
     if (sp.top_k > 0 && sp.top_k < vocab) {
-        thread_local std::vector<std::pair<float, int32_t>> cand;
-        cand.resize(static_cast<size_t>(vocab));
-        for (int64_t i = 0; i < vocab; ++i) cand[static_cast<size_t>(i)] = {row[i], static_cast<int32_t>(i)};
-        const auto k = cand.begin() + sp.top_k;
-        std::nth_element(cand.begin(), k, cand.end(), [](const auto& a, const auto& b) {
-            return a.first > b.first || (a.first == b.first && a.second < b.second);
-        });
-        cand.erase(k, cand.end());
-        return draw_token(cand, sp, for_ranges);
+        top_k_candidates(row, vocab, sp.top_k, logits, ids);
+        return draw_token(Candidates{logits.data(), ids.data(), static_cast<int64_t>(logits.size())}, sp,
+                          for_ranges);
     }
     if (sp.top_p >= 1.0f && sp.min_p > 0.0f) {
-        thread_local std::vector<float> logits;
-        thread_local std::vector<int32_t> ids;
         logits.clear();
         ids.clear();
         const float max_logit = row[argmax(row, vocab)];

@@ -1,7 +1,7 @@
 // Tests of the CPU sampler: greedy exactly, filtered distributions on hand-computed cases
 // (through a grid of uniforms), a random vocabulary statistically, the probabilities against exp,
-// (logit, id) pairs as a GPU hands them over against the row, and large rows exactly against the
-// rule with the whole row sorted.
+// (logit, id) pairs as a GPU hands them over against the row, top_k's candidates and large rows
+// exactly against the whole row sorted.
 #include "kernels/ops.h"
 #include "kernels/sample_draw.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -9,6 +9,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <numeric>
 
@@ -190,6 +191,83 @@ private slots:
                 QCOMPARE(draw_token(row, s), want);
                 if (s.top_k > 0) QCOMPARE(draw_token(top, s), want);
             }
+    }
+
+    // top_k's candidates are the first k of the whole row sorted (descending logit, ties lower id,
+    // NaN below every number): rows of many sizes, k from 1 to the whole row, thousands of ties
+    // at the threshold, -0 and +0, infinities, NaNs, long runs of NaN or -inf, a row of one
+    // value. The op draws from them.
+    void topKCandidatesAsAFullSort() {
+        std::mt19937 rng(905);
+        auto ops = make_cpu_ops(2);
+        std::normal_distribution<float> noise(0.0f, 2.0f);
+        std::uniform_real_distribution<float> unif(0.0f, 1.0f);
+        enum Shape { kPeaked, kTies, kSigns, kInfinities, kNaNs, kMasked, kOneValue, kShapes };
+        int compared = 0;
+        for (const int n : {1, 5, 64, 65, 1000, 4097, 60000, 248320})
+            for (int shape = 0; shape < kShapes; ++shape) {
+                std::uniform_int_distribution<int> token(0, n - 1);
+                std::vector<float> row(size_t(n), 1.5f);
+                if (shape != kOneValue)
+                    for (float& x : row) x = noise(rng);
+                if (shape == kPeaked)
+                    for (int j = 0; j < 16; ++j) row[size_t(token(rng))] += 16.0f - 0.5f * j;
+                if (shape == kTies)
+                    for (float& x : row) x = std::round(x);  // integers, -0 among them
+                if (shape == kSigns)
+                    for (float& x : row) x = x < -1.0f ? -1.0f : x < 0.0f ? -0.0f : x < 1.0f ? 0.0f : 1.0f;
+                if (shape == kInfinities) {
+                    for (float& x : row)
+                        if (unif(rng) < 0.995f) x = -INFINITY;  // fewer numbers than some k
+                    row[size_t(token(rng))] = INFINITY;
+                }
+                if (shape == kNaNs)
+                    for (float& x : row) {
+                        const float u = unif(rng);
+                        x = u < 0.1f ? NAN : u < 0.2f ? -NAN : u < 0.25f ? -INFINITY : x;
+                    }
+                if (shape == kMasked)  // runs of NaN and of -inf, some long, and a few numbers
+                    for (size_t i = 0; i < row.size();) {
+                        const float u = unif(rng), x = u < 0.4f ? NAN : u < 0.8f ? -INFINITY : row[i];
+                        const size_t run = u < 0.8f ? 1 + size_t(unif(rng) * 300) : 1;
+                        for (size_t j = i; j < std::min(row.size(), i + run); ++j) row[j] = x;
+                        i += run;
+                    }
+                std::vector<int32_t> order(static_cast<size_t>(n));
+                std::iota(order.begin(), order.end(), 0);
+                std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+                    const float x = row[size_t(a)], y = row[size_t(b)];
+                    if (std::isnan(x) || std::isnan(y))
+                        return std::isnan(x) == std::isnan(y) ? a < b : std::isnan(y);
+                    return x > y || (x == y && a < b);
+                });
+                for (const int k : {1, 2, 40, 63, 64, 65, 1000, 2048, n / 2, n - 1, n}) {
+                    if (k < 1 || k > n) continue;
+                    std::vector<int32_t> want(order.begin(), order.begin() + k);
+                    std::sort(want.begin(), want.end());
+                    std::vector<float> logits;
+                    std::vector<int32_t> ids;
+                    top_k_candidates(row.data(), n, k, logits, ids);
+                    QVERIFY2(ids == want,
+                             qPrintable(QString("n %1, shape %2, k %3").arg(n).arg(shape).arg(k)));
+                    for (size_t i = 0; i < ids.size(); ++i)
+                        QVERIFY(std::memcmp(&logits[i], &row[size_t(ids[i])], sizeof(float)) == 0);
+                    ++compared;
+                    if (k >= n || (k != 40 && k != 2048)) continue;
+                    // The op's draw is the rule's over the same candidates.
+                    std::vector<std::pair<float, int32_t>> pairs;
+                    for (int32_t id : want) pairs.emplace_back(row[size_t(id)], id);
+                    const SampleParams sp{1.0f, k, 1.0f, 0.0f, 0.0f};
+                    const std::vector<float> u = {0.0f, unif(rng), unif(rng), 0.999999f};
+                    const auto got = draw_many(*ops, row, sp, u);
+                    for (size_t j = 0; j < u.size(); ++j) {
+                        SampleParams s = sp;
+                        s.uniform = u[j];
+                        QCOMPARE(got[j], draw_token(pairs, s));
+                    }
+                }
+            }
+        QCOMPARE(compared, 469);  // 67 (n, k) a shape, some k twice
     }
 
     // Large rows (what top_p or the draw can reach binned out before any sorting) draw exactly
