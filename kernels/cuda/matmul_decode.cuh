@@ -7,8 +7,8 @@
 // per quant block and x row; its warps then take the group's tiles in turn. Inside a quant block
 // the order of the 128 inputs is free, so thread (g, tig) of a warp takes two whole code words
 // of rows g and g + 8 (WordPairs) and x is stored permuted to match. The codes become fp16 as
-// 1024 + q 4^s with one logic op (s = 0..2 by the code's bit position), x is stored times 4^-s,
-// and the offset, the same for every weight row, is removed as the precomputed bias sum:
+// 1024 + q 4^s with one logic op (s = 0..4 by the code's bit position, dequant.cuh), x is stored
+// times 4^-s, and the offset, the same for every weight row, is removed as the precomputed bias sum:
 // decoding costs about one logic op per two weights, all exact. The block's fp16 scale
 // multiplies its fp32 sum once. Slices write partial sums; the last block of a row group to
 // finish (a counter per group) adds them in slice order, so the result does not depend on
