@@ -212,6 +212,18 @@ public:
     // In place, NeoX rotate-half on the first n_rot dims of each head of head_dim in x's
     // rows, at positions step.positions[row].
     virtual void rope(const Tensor& x, int head_dim, int n_rot, float theta, const StepInfo& step) = 0;
+    // The attention layer's queries and keys before they meet the cache: every head row (of
+    // width q_out.cols, as rmsnorm takes rows) RMS-normed by its side's weight into q_out /
+    // k_out, then rope on its first n_rot dims at its token's position. The default calls
+    // rmsnorm and rope for each side; a backend may fuse them.
+    virtual void qk_norm_rope(const Tensor& q, const float* q_w, const Tensor& q_out, const Tensor& k,
+                              const float* k_w, const Tensor& k_out, float eps, int n_rot, float theta,
+                              const StepInfo& step) {
+        rmsnorm(q, q_w, eps, q_out);
+        rmsnorm(k, k_w, eps, k_out);
+        rope(q_out, static_cast<int>(q_out.cols), n_rot, theta, step);
+        rope(k_out, static_cast<int>(k_out.cols), n_rot, theta, step);
+    }
 
     // Writes the step's K and V rows ([n_tokens, n_kv_heads * head_dim]) into the pool at
     // step.kv_slots.

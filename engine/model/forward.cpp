@@ -236,12 +236,10 @@ void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
     // Per head, attn_q gives [query | gate]: view both halves as rows of one head each.
     const Tensor heads{qg.data, qg.type, T * nh, 2 * D, 2 * D};
     const Tensor q_rows{q_.data, q_.type, T * nh, D, D};
-    ops_.rmsnorm(heads.cols_view(0, D), A.q_norm, hp_.rms_eps, q_rows);
     const Tensor kn = first(k_, T);  // k normed per head, out of kv's column range
-    ops_.rmsnorm(k, A.k_norm, hp_.rms_eps, Tensor{kn.data, kn.type, T * nkv, D, D});
+    ops_.qk_norm_rope(heads.cols_view(0, D), A.q_norm, q_rows, k, A.k_norm,
+                      Tensor{kn.data, kn.type, T * nkv, D, D}, hp_.rms_eps, hp_.n_rot, hp_.rope_theta, info_);
     const Tensor q = first(q_, T);
-    ops_.rope(q, int(D), hp_.n_rot, hp_.rope_theta, info_);
-    ops_.rope(kn, int(D), hp_.n_rot, hp_.rope_theta, info_);
     const kernels::KvLayer& pool = cache_.kv[size_t(il)];
     ops_.kv_store(pool, kn, v, info_);
     const Tensor o = first(o_, T);

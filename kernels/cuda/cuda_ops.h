@@ -96,6 +96,9 @@ public:
     void swiglu_rotate(const Tensor& gate, const Tensor& up, const Rotation& r, const Tensor& y) override;
     void sigmoid_mul(const Tensor& x, const Tensor& gate, const Tensor& y) override;
     void rope(const Tensor& x, int head_dim, int n_rot, float theta, const StepInfo& step) override;
+    void qk_norm_rope(const Tensor& q, const float* q_w, const Tensor& q_out, const Tensor& k,
+                      const float* k_w, const Tensor& k_out, float eps, int n_rot, float theta,
+                      const StepInfo& step) override;
 
     void kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) override;
     void attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,

@@ -5,27 +5,11 @@
 
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/reduce.cuh"
+#include "kernels/cuda/segments.cuh"
 
 namespace niwa::kernels::cuda {
 
 namespace {
-
-// Segment i of width `width` in a tensor whose rows hold `per_row` segments.
-struct Segs {
-    float* data;
-    int64_t ld;
-    int64_t per_row;
-    int64_t width;
-    __device__ float* at(int64_t i) const { return data + (i / per_row) * ld + (i % per_row) * width; }
-};
-
-Segs segments(const Tensor& t, int64_t width, const char* op, const char* name) {
-    require_f32(t, op, name);
-    require(width > 0 && t.cols % width == 0, op,
-            std::string(name) + " has " + std::to_string(t.cols) +
-                " columns, not a multiple of the row width " + std::to_string(width));
-    return Segs{t.as<float>(), t.ld, t.cols / width, width};
-}
 
 // RMS: y = x / sqrt(mean(x²) + eps) * w; otherwise (L2) y = x / sqrt(sum(x²) + eps).
 template <bool RMS>
