@@ -84,14 +84,22 @@ const float* block_at(const float* logits, int64_t begin, int64_t end, float* pa
     return pad;
 }
 
-float block_max(const float* __restrict x) {
+// The largest of x[0, N) (N a multiple of kLanes), in kLanes lanes that start from -inf: a loop
+// of fixed length GCC vectorises at -O2. A NaN is passed over (its comparisons are false); -inf
+// when every value is NaN or -inf.
+template <int N>
+float lanes_max(const float* __restrict x) {
     float m[kLanes];
-    for (int j = 0; j < kLanes; ++j) m[j] = x[j];
-    for (int i = kLanes; i < kBlock; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) m[j] = -INFINITY;
+    for (int i = 0; i < N; i += kLanes)
         for (int j = 0; j < kLanes; ++j) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
-    float r = m[0];
-    for (int j = 1; j < kLanes; ++j) r = m[j] > r ? m[j] : r;
+    float r = -INFINITY;
+    for (int j = 0; j < kLanes; ++j) r = m[j] > r ? m[j] : r;
     return r;
+}
+
+float block_max(const float* __restrict x) {
+    return lanes_max<kBlock>(x);
 }
 
 // t = (logit - max) log2(e) / T. `floor` is the logit - max where t = -126 (weight 0), to which
@@ -198,21 +206,15 @@ uint32_t rank_key(float x) {
 // top_k's one full pass over a row takes the largest key of each block of this many.
 constexpr int kKeyBlock = 64;
 
-// The largest key of row[begin, end), found as its largest logit: over a full block a loop of
-// fixed length in kLanes lanes, which GCC vectorises at -O2 (comparisons pass over NaN). Below
-// -inf only NaN is left, whose key is the lowest: the result is always some token's key.
+// The largest key of row[begin, end), found as its largest logit (lanes_max over a full block;
+// comparisons pass over NaN). Below -inf only NaN is left, whose key is the lowest: the result
+// is always some token's key.
 uint32_t block_key_max(const float* row, int64_t begin, int64_t end) {
     float m = -INFINITY;
-    if (end - begin == kKeyBlock) {
-        const float* __restrict x = row + begin;
-        float lanes[kLanes];
-        for (int j = 0; j < kLanes; ++j) lanes[j] = -INFINITY;
-        for (int i = 0; i < kKeyBlock; i += kLanes)
-            for (int j = 0; j < kLanes; ++j) lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
-        for (int j = 0; j < kLanes; ++j) m = lanes[j] > m ? lanes[j] : m;
-    } else {
+    if (end - begin == kKeyBlock)
+        m = lanes_max<kKeyBlock>(row + begin);
+    else
         for (int64_t i = begin; i < end; ++i) m = row[i] > m ? row[i] : m;
-    }
     if (m > -INFINITY) return rank_key(m);
     for (int64_t i = begin; i < end; ++i)
         if (row[i] == -INFINITY) return rank_key(-INFINITY);

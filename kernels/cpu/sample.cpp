@@ -1,4 +1,4 @@
-// sample: greedy (the first argmax), or the row's candidates through draw_token
+// sample: greedy (the first argmax, NaN lowest), or the row's candidates through draw_token
 // (kernels/sample_draw.h: temperature softmax filtered by top_k, top_p and min_p, one draw by
 // inverse CDF over the kept tokens in descending probability, ties lower id first).
 #include <cmath>
@@ -12,11 +12,13 @@ namespace niwa::kernels::cpu {
 
 namespace {
 
+// The first index of the maximum; a NaN ranks below every number (0 when every logit is NaN).
 int32_t argmax(const float* x, int64_t n) {
     int64_t best = 0;
-    for (int64_t i = 1; i < n; ++i)
+    while (best + 1 < n && std::isnan(x[best])) ++best;
+    for (int64_t i = best + 1; i < n; ++i)
         if (x[i] > x[best]) best = i;
-    return static_cast<int32_t>(best);
+    return std::isnan(x[best]) ? 0 : static_cast<int32_t>(best);
 }
 
 // A row through draw_token with only the tokens it needs: a top_k's candidates by logit (the
@@ -36,6 +38,7 @@ int32_t draw_row(const float* row, int64_t vocab, const SampleParams& sp, const 
         logits.clear();
         ids.clear();
         const float max_logit = row[argmax(row, vocab)];
+        if (std::isnan(max_logit)) return 0;  // every logit NaN, as greedy answers
         const double floor = max_logit + sp.temperature * std::log(static_cast<double>(sp.min_p)) - 1e-3;
         for (int64_t i = 0; i < vocab; ++i)
             if (row[i] >= floor) {

@@ -24,9 +24,10 @@ constexpr int kCap = 2048;  // candidates kept per row (top_k plus ties at the t
 constexpr int kThreads = 1024;
 constexpr int kGreedy = -1;  // mode per row: greedy, 0 = the host does it, k > 0 = top k
 
-// An unsigned key with the order of the floats.
+// An unsigned key with the order of the floats, every NaN the lowest (as the CPU ranks them).
 __device__ __forceinline__ uint32_t order_key(float f) {
     const uint32_t u = __float_as_uint(f);
+    if (f != f) return 0;
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
@@ -35,8 +36,10 @@ __device__ void argmax_row(const float* x, int64_t vocab, int32_t* out) {
     __shared__ int64_t best_i[32];
     float v = -INFINITY;
     int64_t bi = -1;
-    for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x)
-        if (bi < 0 || x[i] > v) v = x[i], bi = i;  // ascending i: the first maximum stays
+    for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x) {
+        const float xi = x[i];  // a NaN is never taken: it ranks below every number
+        if (xi == xi && (bi < 0 || xi > v)) v = xi, bi = i;  // ascending i: the first maximum stays
+    }
     for (int off = 16; off > 0; off >>= 1) {
         const float ov = __shfl_xor_sync(0xffffffffu, v, off);
         const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, off);

@@ -70,6 +70,43 @@ private slots:
         }
     }
 
+    // NaN logits take no part: the row's maximum comes from its numbers wherever the NaNs sit
+    // (a NaN first in a block once hid the block's maximum, and a logit far above the rest then
+    // got a weight of 2^300: bits past the exponent, a negative "probability").
+    void nanLogitsTakeNoPart() {
+        auto ops = make_cpu_ops(2);
+        for (int nan_at : {0, 1, 7, 8, 255, 256, 300}) {
+            std::vector<float> logits(1000, -10.0f);
+            logits[size_t(nan_at)] = NAN;
+            logits[3] = logits[290] = NAN;
+            const int peak = nan_at == 256 ? 260 : 5 + (nan_at & 1);
+            logits[size_t(peak)] = 200.0f;
+            for (SampleParams sp :
+                 {SampleParams{1.0f, 0, 1.0f, 0.0f, 0.0f}, SampleParams{0.7f, 0, 0.9f, 0.0f, 0.0f},
+                  SampleParams{1.0f, 40, 1.0f, 0.0f, 0.0f}, SampleParams{1.0f, 0, 1.0f, 0.05f, 0.0f}})
+                for (int32_t id : draw_many(*ops, logits, sp, {0.0f, 0.3f, 0.999f}))
+                    QVERIFY2(id == peak,
+                             qPrintable(QString("NaN at %1: drew %2, not %3").arg(nan_at).arg(id).arg(peak)));
+            // Among equal numbers, a NaN first in every block: the numbers share the draw evenly.
+            std::vector<float> flat(512, 1.0f);
+            for (int b = 0; b < 512; b += 8) flat[size_t(b)] = NAN;
+            std::map<int, int> count;
+            for (int32_t id : draw_many(*ops, flat, SampleParams{1.0f, 0, 1.0f, 0.0f, 0.0f}, grid(448))) {
+                QVERIFY2(id >= 0 && id < 512 && id % 8 != 0, qPrintable(QString("drew %1").arg(id)));
+                ++count[id];
+            }
+            QCOMPARE(int(count.size()), 448);
+        }
+        // A row of NaN alone: every rule still answers a token of the row.
+        const std::vector<float> all_nan(1000, NAN);
+        for (SampleParams sp :
+             {SampleParams{0.0f, 0, 1.0f, 0.0f, 0.0f}, SampleParams{1.0f, 0, 1.0f, 0.0f, 0.0f},
+              SampleParams{0.7f, 0, 0.9f, 0.0f, 0.0f}, SampleParams{1.0f, 40, 1.0f, 0.0f, 0.0f},
+              SampleParams{1.0f, 0, 1.0f, 0.05f, 0.0f}})
+            for (int32_t id : draw_many(*ops, all_nan, sp, {0.0f, 0.5f, 0.999f}))
+                QVERIFY2(id >= 0 && id < 1000, qPrintable(QString("drew %1").arg(id)));
+    }
+
     void handComputedDistributions() {
         auto ops = make_cpu_ops(2);
         const std::vector<float> logits = {std::log(0.1f), std::log(0.4f), std::log(0.2f), std::log(0.3f)};

@@ -48,6 +48,37 @@ private slots:
             QCOMPARE(got[10], 777);
         }
     }
+
+    // NaN logits rank below every number on both backends: greedy and top_k (the GPU's radix
+    // select and the host's) pass over them wherever they sit, and a row of NaN alone gives 0.
+    void nanLogitsRankLowest() {
+        Backends b;
+        std::mt19937 rng(901);
+        const int64_t vocab = 248320;
+        std::vector<SampleParams> params = {
+            {0.0f, 0, 1.0f, 0.0f, 0.3f},     {1.0f, 1, 1.0f, 0.0f, 0.9f},  {1.0f, 20, 0.95f, 0.0f, 0.5f},
+            {1.0f, 1024, 0.9f, 0.0f, 0.77f}, {0.9f, 0, 0.9f, 0.0f, 0.61f}, {1.0f, 0, 1.0f, 0.05f, 0.2f},
+            {0.0f, 0, 1.0f, 0.0f, 0.0f},  // every logit NaN (row 6)
+        };
+        const auto n = static_cast<int64_t>(params.size());
+        HostTensor logits = random_tensor(rng, n, vocab, vocab + 4, -12.0f, 12.0f);
+        for (int64_t r = 0; r < n; ++r) {
+            for (int64_t i = 0; i < vocab; i += 97) logits.at(r, i) = NAN;
+            logits.at(r, 12345) = 60.0f;
+        }
+        for (int64_t i = 0; i < vocab; ++i) logits.at(6, i) = NAN;
+        std::vector<int32_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), -7);
+        b.cpu->sample(logits.t, params.data(), want.data());
+        const DeviceTensor dl(*b.gpu, logits);
+        b.gpu->sample(dl.t, params.data(), got.data());
+        for (int64_t r = 0; r < n; ++r) {
+            const int32_t peak = r == 6 ? 0 : 12345;
+            QVERIFY2(
+                got[r] == peak && want[r] == peak,
+                qPrintable(
+                    QString("row %1: gpu %2, cpu %3, not %4").arg(r).arg(got[r]).arg(want[r]).arg(peak)));
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(TestCudaSample)
