@@ -22,6 +22,12 @@ void check_same_shape(const char* backend, const Tensor& a, const Tensor& b, con
                   std::to_string(b.rows) + "x" + std::to_string(b.cols));
 }
 
+void check_download_rows(const char* backend, size_t dst_pitch, size_t src_pitch, size_t row_bytes) {
+    check_arg(backend, dst_pitch >= row_bytes && src_pitch >= row_bytes, "download_rows",
+              "rows of " + std::to_string(row_bytes) + " bytes overlap: the destination pitch is " +
+                  std::to_string(dst_pitch) + " bytes, the source pitch " + std::to_string(src_pitch));
+}
+
 void check_weight(const char* backend, const Weight& w, const char* op) {
     check_arg(backend, w.data != nullptr || w.out == 0, op, "weight has no data");
     check_arg(backend, w.in % dtype_block_elems(w.type) == 0, op,

@@ -12,6 +12,8 @@ void check_arg(const char* backend, bool ok, const char* op, const std::string& 
 // An fp32 tensor with ld >= cols.
 void check_f32(const char* backend, const Tensor& t, const char* op, const char* name);
 void check_same_shape(const char* backend, const Tensor& a, const Tensor& b, const char* op);
+// download_rows: both pitches hold a whole row.
+void check_download_rows(const char* backend, size_t dst_pitch, size_t src_pitch, size_t row_bytes);
 
 // What every backend requires of an op's arguments, whatever its kernels add:
 // a weight's data and geometry (its input a whole number of blocks, rows not overlapping);

@@ -165,6 +165,12 @@ public:
     virtual void free(void* p) = 0;
     virtual void upload(void* dst, const void* host_src, size_t bytes) = 0;
     virtual void download(void* host_dst, const void* src, size_t bytes) = 0;
+    // `rows` rows of row_bytes each, src_pitch bytes apart in backend memory, to host memory
+    // dst_pitch bytes apart (such as one rank's vocabulary slice of every full logits row);
+    // both pitches >= row_bytes. Returns when the data is there, like download. The default
+    // is one download when both pitches equal row_bytes, else one per row (kernels/download_rows.cpp).
+    virtual void download_rows(void* host_dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                               size_t row_bytes, size_t rows);
     virtual void copy(void* dst, const void* src, size_t bytes) = 0;
     virtual void zero(void* dst, size_t bytes) = 0;
     virtual void synchronize() = 0;

@@ -105,23 +105,27 @@ void RankForward::all_reduce(const Tensor& t) {
     ops_.upload(t.data, staging_.data(), n * sizeof(float));
 }
 
-void RankForward::run(const StepPlan& step, float* logits) {
+void RankForward::run(const StepPlan& step, float* logits, int64_t ld) {
     ops_.bind();  // ranks run on their own threads (Model::step)
     upload_step(step);
     const int64_t out = step.n_logit_rows();
     const int64_t first_chunk = std::min(logits_.rows, out);
     if (!run_recorded(step, first_chunk)) issue(step, first_chunk);
     if (out == 0) return;
-    const int64_t vocab = logits_.cols;
-    ops_.download(logits, logits_.data, size_t(first_chunk * vocab) * sizeof(float));
+    download_logits(first(logits_, first_chunk), logits, ld);
     // A long prefill that wants every row's logits: the other chunks.
     const Tensor xr = first(xr_, out);
     for (int64_t r0 = first_chunk; r0 < out; r0 += logits_.rows) {
         const int64_t n = std::min(logits_.rows, out - r0);
         const Tensor lg = first(logits_, n);
         ops_.matmul(w_.output, xr.rows_view(r0, n), lg);
-        ops_.download(logits + r0 * vocab, lg.data, size_t(n * vocab) * sizeof(float));
+        download_logits(lg, logits + r0 * ld, ld);
     }
+}
+
+void RankForward::download_logits(const Tensor& lg, float* dst, int64_t ld) {
+    ops_.download_rows(dst, size_t(ld) * sizeof(float), lg.data, size_t(lg.ld) * sizeof(float),
+                       size_t(lg.cols) * sizeof(float), size_t(lg.rows));
 }
 
 bool RankForward::run_recorded(const StepPlan& step, int64_t first_chunk) {

@@ -39,11 +39,13 @@ public:
     RankForward(const RankForward&) = delete;
     RankForward& operator=(const RankForward&) = delete;
 
-    // Runs the step; writes this rank's logits [n_logit_rows, plan.vocab.size()] to host memory.
+    // Runs the step; writes this rank's logits, n_logit_rows rows of plan.vocab.size(), to host
+    // memory at logits + i * ld for row i (ld = plan.vocab.size(): packed rows; ld = n_vocab with
+    // logits at plan.vocab.begin: this rank's slice of the full rows every rank writes into).
     // A step of at most kMaxRecordedTokens tokens on one rank whose layout (rows per sequence,
     // logit rows, the backend's launch key) was seen before is replayed from a recording of
     // its launches (CUDA graphs) instead of issuing every op again.
-    void run(const StepPlan& step, float* logits);
+    void run(const StepPlan& step, float* logits, int64_t ld);
     static constexpr int kMaxRecordedTokens = 32;
     // Steps run from a recording so far (tests and stats).
     int64_t replayed_steps() const { return replayed_; }
@@ -51,6 +53,8 @@ public:
 private:
     kernels::Tensor buf(int64_t cols, int64_t rows = 0);
     void upload_step(const StepPlan& step);
+    // The rows of a logits chunk to host rows ld floats apart.
+    void download_logits(const kernels::Tensor& lg, float* dst, int64_t ld);
     // Everything up to this rank's first logits chunk: embedding, layers, final norm, output
     // rotation, and the output matmul of rows [0, first_chunk).
     void issue(const StepPlan& step, int64_t first_chunk);

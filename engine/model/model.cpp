@@ -1,7 +1,6 @@
 #include "engine/model/model.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -13,11 +12,9 @@
 
 namespace niwa::model {
 
-namespace {
-
-// Host memory for one rank's logits from its backend's alloc_host (page-locked on a GPU, so the
-// download runs at full speed), kept across steps.
-class HostLogits {
+// The step's logits rows from rank 0's alloc_host (page-locked on a GPU, so the downloads run at
+// full speed; with unified addressing, for every GPU's download alike), kept across steps.
+class Model::HostLogits {
 public:
     explicit HostLogits(kernels::Ops& ops) : ops_(ops) {}
     ~HostLogits() { ops_.free_host(data_); }
@@ -40,16 +37,13 @@ private:
     size_t size_ = 0;
 };
 
-}  // namespace
-
 struct Model::Rank {
-    explicit Rank(std::unique_ptr<kernels::Ops> o) : ops(std::move(o)), logits(*ops) {}
+    explicit Rank(std::unique_ptr<kernels::Ops> o) : ops(std::move(o)) {}
     std::unique_ptr<kernels::Ops> ops;
     ShardPlan plan;
     std::unique_ptr<RankWeights> weights;
     std::unique_ptr<cache::RankCache> cache;
     std::unique_ptr<RankForward> forward;
-    HostLogits logits;  // [rows, plan.vocab.size()]
 };
 
 namespace {
@@ -151,6 +145,8 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
         m->memory_.ranks[size_t(r)].weights = rank->weights->bytes_copied;
         m->ranks_.push_back(std::move(rank));
     }
+    m->logits_ = std::make_unique<HostLogits>(*m->ranks_[0]->ops);
+    m->grow_logits(1);  // never null: the ranks offset into it even in a step that wants no logits
 
     // The KV pool: what the caller asked for, enough for max_seqs x max_context on the host,
     // or on a GPU whatever fills the budget once weights, state slots and scratch are in.
@@ -254,34 +250,27 @@ std::span<float> Model::step(const StepPlan& step) {
                                  " tokens, got " + std::to_string(step.n_tokens()));
     const int rows = step.n_logit_rows();
     if (rows > logit_rows_) grow_logits(rows);
-    const size_t vocab = size_t(hp_.n_vocab);
-    if (ranks_.size() == 1) {  // the whole vocabulary: straight into the result
-        ranks_[0]->forward->run(step, ranks_[0]->logits.data());
-        return {ranks_[0]->logits.data(), size_t(rows) * vocab};
-    }
-    {
+    // Each rank downloads its slice of the vocabulary straight into the full rows (one rank: the
+    // whole rows, one contiguous download).
+    float* full = logits_->data();
+    const int64_t vocab = hp_.n_vocab;
+    const auto run = [&](Rank& r) { r.forward->run(step, full + r.plan.vocab.begin, vocab); };
+    if (ranks_.size() == 1) {
+        run(*ranks_[0]);
+    } else {
         std::vector<std::thread> threads;
-        for (size_t r = 1; r < ranks_.size(); ++r)
-            threads.emplace_back([&, r] { ranks_[r]->forward->run(step, ranks_[r]->logits.data()); });
-        ranks_[0]->forward->run(step, ranks_[0]->logits.data());
+        for (size_t r = 1; r < ranks_.size(); ++r) threads.emplace_back([&, r] { run(*ranks_[r]); });
+        run(*ranks_[0]);
         for (auto& t : threads) t.join();
     }
-    // Each rank holds a slice of the vocabulary: interleave them into full rows.
-    for (auto& r : ranks_) {
-        const size_t n = size_t(r->plan.vocab.size());
-        for (int i = 0; i < rows; ++i)
-            std::memcpy(&full_logits_[size_t(i) * vocab + size_t(r->plan.vocab.begin)],
-                        r->logits.data() + size_t(i) * n, n * sizeof(float));
-    }
-    return {full_logits_.data(), size_t(rows) * vocab};
+    return {full, size_t(rows) * size_t(vocab)};
 }
 
-// Page-locking memory is slow, so the buffers grow by doubling (a batch that ramps up one
+// Page-locking memory is slow, so the buffer grows by doubling (a batch that ramps up one
 // request at a time does not reallocate every step), up to the rows the largest step wants.
 void Model::grow_logits(int rows) {
     const int held = std::max(rows, std::min(2 * logit_rows_, cfg_.max_step_tokens));
-    for (auto& r : ranks_) r->logits.grow(size_t(held) * size_t(r->plan.vocab.size()));
-    if (ranks_.size() > 1) full_logits_.resize(size_t(held) * size_t(hp_.n_vocab));
+    logits_->grow(size_t(held) * size_t(hp_.n_vocab));
     logit_rows_ = held;
 }
 

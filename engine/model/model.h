@@ -90,7 +90,8 @@ public:
 private:
     struct Rank;
     Model(gguf::Reader file, const ModelConfig& cfg);
-    // Makes every logits buffer hold at least `rows` rows.
+    class HostLogits;
+    // Makes the logits buffer hold at least `rows` rows.
     void grow_logits(int rows);
 
     gguf::Reader file_;
@@ -101,8 +102,10 @@ private:
     MemoryPlan memory_;
     std::unique_ptr<runtime::LocalGroup> group_;
     std::vector<std::unique_ptr<Rank>> ranks_;
-    int logit_rows_ = 0;              // rows each logits buffer holds
-    std::vector<float> full_logits_;  // with several ranks: their slices interleaved into rows
+    // The step's logits [logit_rows_, n_vocab], every rank's vocabulary slice downloaded straight
+    // into its columns. After ranks_: freed while rank 0's Ops, which allocated it, still lives.
+    std::unique_ptr<HostLogits> logits_;
+    int logit_rows_ = 0;
 };
 
 }  // namespace niwa::model

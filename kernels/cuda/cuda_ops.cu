@@ -106,6 +106,19 @@ void CudaOps::download(void* host_dst, const void* src, size_t bytes) {
     NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+void CudaOps::download_rows(void* host_dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                            size_t row_bytes, size_t rows) {
+    check_download_rows(name(), dst_pitch, src_pitch, row_bytes);
+    if (rows == 0 || row_bytes == 0) return;
+    if (dst_pitch == row_bytes && src_pitch == row_bytes) {  // packed rows: one plain copy
+        download(host_dst, src, rows * row_bytes);
+        return;
+    }
+    NIWA_CUDA_CHECK(cudaMemcpy2DAsync(host_dst, dst_pitch, src, src_pitch, row_bytes, rows,
+                                      cudaMemcpyDeviceToHost, stream_));
+    NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
 void CudaOps::copy(void* dst, const void* src, size_t bytes) {
     if (bytes > 0 && dst != src)
         NIWA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));

@@ -78,6 +78,8 @@ public:
     void free(void* p) override;
     void upload(void* dst, const void* host_src, size_t bytes) override;
     void download(void* host_dst, const void* src, size_t bytes) override;
+    void download_rows(void* host_dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t row_bytes,
+                       size_t rows) override;  // one cudaMemcpy2DAsync, or a plain copy
     void copy(void* dst, const void* src, size_t bytes) override;
     void zero(void* dst, size_t bytes) override;
     void synchronize() override;

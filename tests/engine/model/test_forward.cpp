@@ -54,6 +54,22 @@ private:
     std::string tiny_;
     int64_t vocab_ = 0;
 
+    // Four sequences fed together at --tp tp (the last row of each prompt), then two decode
+    // steps of all four: the logits of every sequence after each step.
+    std::vector<std::vector<float>> batch_logits(int tp) {
+        auto m = model::Model::open(tiny_, config(tp, 128));
+        model::Sequences s(*m);
+        std::vector<model::Sequences::Input> batch;
+        for (int i = 0; i < 4; ++i) batch.push_back({s.add(), random_tokens(3 + 17 * i, uint32_t(20 + i))});
+        std::vector<std::vector<float>> all = s.feed(batch);
+        for (int32_t step = 0; step < 2; ++step) {
+            for (size_t i = 0; i < batch.size(); ++i)
+                batch[i].tokens = {int32_t(100 + 10 * step + int32_t(i))};
+            for (auto& l : s.feed(batch)) all.push_back(std::move(l));
+        }
+        return all;
+    }
+
 private slots:
     void initTestCase() {
         tiny_ = test::synthetic_model("tiny", 7).toStdString();
@@ -92,6 +108,27 @@ private slots:
             const auto sharded = prefill(tiny_, tokens, config(tp));
             const double d = rel_diff(sharded, one);
             QVERIFY2(d <= 1e-5, qPrintable(QString("--tp %1 differs by %2").arg(tp).arg(d)));
+        }
+    }
+
+    // Steps of several logit rows, each rank downloading its slice into the shared rows: a
+    // prefill that wants every row's logits in more than one chunk of the output matmul (300 rows,
+    // chunks of 256), and batches of four sequences (their prompts' last rows, then decodes).
+    void tensor_parallel_multi_row_steps_equal_single() {
+        const auto tokens = random_tokens(300, 12);
+        const auto one = prefill(tiny_, tokens, config(1, 512));
+        const auto batch_one = batch_logits(1);
+        for (int tp : {2, 3}) {
+            const double d = rel_diff(prefill(tiny_, tokens, config(tp, 512)), one);
+            QVERIFY2(d <= 1e-5,
+                     qPrintable(QString("--tp %1 prefill of 300 rows differs by %2").arg(tp).arg(d)));
+            const auto batch = batch_logits(tp);
+            QCOMPARE(batch.size(), size_t(12));
+            for (size_t i = 0; i < batch.size(); ++i) {
+                const double b = rel_diff(batch[i], batch_one[i]);
+                QVERIFY2(b <= 1e-5,
+                         qPrintable(QString("--tp %1 batch row %2 differs by %3").arg(tp).arg(i).arg(b)));
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 // Model::step returns a view of logits buffers the model keeps across steps: a step after
 // one with more rows, or fewer, sees exactly its own rows, equal to what a fresh model
-// computes for it — with one rank (the forward's own buffer) and with two (the interleaved
-// rows).
+// computes for it — with one rank and with two (each downloading its vocabulary slice into
+// the shared rows).
 #include <QtTest>
 
 #include <algorithm>

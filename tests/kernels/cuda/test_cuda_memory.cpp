@@ -1,9 +1,13 @@
-// Tests of the CUDA backend's memory: upload, download, device copies, zeroing, and the
-// errors a user sees (a GPU that does not exist, an allocation larger than the card).
+// Tests of the CUDA backend's memory: upload, download, strided downloads, device copies,
+// zeroing, and the errors a user sees (a GPU that does not exist, an allocation larger than the card).
 #include "tests/kernels/cuda/cuda_test_util.h"
 
 #include <QtTest>
+#include <algorithm>
+#include <array>
+#include <cstring>
 #include <random>
+#include <stdexcept>
 
 using namespace niwa::kernels;
 using namespace niwa::kernels::test;
@@ -33,6 +37,40 @@ private slots:
         for (size_t i = n / 2; i < n; ++i) QCOMPARE(zeroed[i], src[i]);
         gpu->free(a);
         gpu->free(b);
+    }
+
+    // download_rows (cudaMemcpy2DAsync) against the CPU backend's (a download per row): rows at
+    // odd pitches into page-locked and pageable host memory, packed rows, a pitch too short.
+    void stridedDownload() {
+        Backends b;
+        std::mt19937 rng(2);
+        for (const auto& [row_bytes, src_pitch, dst_pitch, rows] : {std::array<size_t, 4>{13, 17, 29, 5},
+                                                                    {993, 1000, 4004, 24},
+                                                                    {64, 64, 64, 9},
+                                                                    {40, 48, 40, 3}}) {
+            std::vector<uint8_t> src(rows * src_pitch);
+            for (auto& x : src) x = static_cast<uint8_t>(rng());
+            const size_t n = rows * dst_pitch;
+            std::vector<uint8_t> want(n, 0xAB), pageable(n, 0xAB);
+            void* c = b.cpu->alloc(src.size());
+            b.cpu->upload(c, src.data(), src.size());
+            b.cpu->download_rows(want.data(), dst_pitch, c, src_pitch, row_bytes, rows);
+            b.cpu->free(c);
+            void* g = b.gpu->alloc(src.size());
+            b.gpu->upload(g, src.data(), src.size());
+            auto* pinned = static_cast<uint8_t*>(b.gpu->alloc_host(n));
+            std::memset(pinned, 0xAB, n);
+            b.gpu->download_rows(pinned, dst_pitch, g, src_pitch, row_bytes, rows);
+            b.gpu->download_rows(pageable.data(), dst_pitch, g, src_pitch, row_bytes, rows);
+            QVERIFY2(std::equal(want.begin(), want.end(), pinned), "into page-locked memory");
+            QVERIFY2(pageable == want, "into pageable memory");
+            b.gpu->free_host(pinned);
+            b.gpu->free(g);
+        }
+        void* g = b.gpu->alloc(64);
+        std::vector<uint8_t> dst(64);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, b.gpu->download_rows(dst.data(), 15, g, 16, 16, 2));
+        b.gpu->free(g);
     }
 
     void reportsWhatToDo() {

@@ -1,0 +1,21 @@
+// Ops::download_rows' default (declared in kernels/ops.h): plain downloads, so a backend
+// without a strided copy of its own (the CPU) needs nothing more.
+#include "kernels/op_checks.h"
+#include "kernels/ops.h"
+
+namespace niwa::kernels {
+
+void Ops::download_rows(void* host_dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t row_bytes,
+                        size_t rows) {
+    check_download_rows(name(), dst_pitch, src_pitch, row_bytes);
+    if (rows == 0 || row_bytes == 0) return;
+    if (dst_pitch == row_bytes && src_pitch == row_bytes) {
+        download(host_dst, src, rows * row_bytes);
+        return;
+    }
+    for (size_t i = 0; i < rows; ++i)
+        download(static_cast<char*>(host_dst) + i * dst_pitch, static_cast<const char*>(src) + i * src_pitch,
+                 row_bytes);
+}
+
+}  // namespace niwa::kernels
