@@ -95,6 +95,15 @@ struct GdnState {
 
 enum class GdnMode { Auto, Recurrent, Chunked };
 
+// What gated_delta_rule_raw takes beyond gated_delta_rule's arguments: gdn_gates' parameters
+// ([n_v_heads] each), the L2 norm's eps, and room for the normalised q and k heads.
+struct GdnRaw {
+    const float* a = nullptr;
+    const float* dt_bias = nullptr;
+    float l2_eps = 1e-6f;
+    Tensor qkn;  // [n_tokens, 2 n_k_heads dk], packed
+};
+
 struct SampleParams {
     float temperature = 1.0f;  // <= 0: greedy (argmax)
     int top_k = 0;             // 0: off
@@ -255,6 +264,25 @@ public:
                                   const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
                                   const GdnState& st, const StepInfo& step, GdnMode mode,
                                   const Tensor& o) = 0;
+    // The gated delta rule from GDN's raw inputs: qk's q and k heads ([n_tokens, 2 n_k_heads dk],
+    // the q heads first, as the conv gives them) L2-normalised per head into raw.qkn, alpha and
+    // beta through gdn_gates in place, then gated_delta_rule. The default runs those ops; a
+    // backend may fuse them, and then leaves raw.qkn, alpha and beta unspecified (scratch).
+    virtual void gated_delta_rule_raw(const Tensor& qk, const Tensor& v, const Tensor& alpha,
+                                      const Tensor& beta, const GdnRaw& raw, const int32_t* key_of_v, int dk,
+                                      int dv, float scale, const GdnState& st, const StepInfo& step,
+                                      GdnMode mode, const Tensor& o) {
+        const int64_t half = qk.cols / 2;
+        const Tensor& n = raw.qkn;
+        if (dk <= 0 || qk.cols % (2 * int64_t(dk)) != 0 || n.ld != n.cols || n.rows != qk.rows ||
+            n.cols != qk.cols)
+            throw std::invalid_argument("gated_delta_rule_raw: qk must be whole q and k heads of " +
+                                        std::to_string(dk) + ", raw.qkn a packed tensor of its shape");
+        l2norm(qk, raw.l2_eps, Tensor{n.data, n.type, n.rows * (n.cols / dk), dk, dk});
+        gdn_gates(alpha, beta, raw.a, raw.dt_bias);
+        gated_delta_rule(n.cols_view(0, half), n.cols_view(half, half), v, alpha, beta, key_of_v, dk, dv,
+                         scale, st, step, mode, o);
+    }
     // Per row of width y.cols (one head): y = rmsnorm(x) * w * silu(z).
     virtual void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps,
                                const Tensor& y) = 0;

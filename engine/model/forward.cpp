@@ -267,15 +267,13 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);  // alpha and beta read the plain normed input
     const kernels::GdnState& st = cache_.state[size_t(il)];
     ops_.conv1d_silu(qkv, G.conv, hp_.ssm_conv_kernel, st, info_, conv);
-    // q and k heads in one call: conv's first 2 nk heads of each row, normalised per head into
-    // qkn viewed as one head per row.
-    const Tensor qkn = first(qkn_, T);
-    ops_.l2norm(conv.cols_view(0, 2 * nk * ds), 1e-6f, Tensor{qkn.data, qkn.type, T * 2 * nk, ds, ds});
-    const Tensor qn = qkn.cols_view(0, nk * ds), kn = qkn.cols_view(nk * ds, nk * ds);
-    ops_.gdn_gates(a, b, G.a, G.dt_bias);
+    // conv's first 2 nk heads of each row are q and k, L2-normalised per head (into qkn when the
+    // backend does not fuse it), alpha and beta become the gates, then the delta rule.
+    const kernels::GdnRaw raw{G.a, G.dt_bias, 1e-6f, first(qkn_, T)};
     const Tensor o = first(go_, T);
-    ops_.gated_delta_rule(qn, kn, conv.cols_view(2 * nk * ds, nv * ds), a, b, plan_.v_key.data(), int(ds),
-                          int(ds), 1.0f / std::sqrt(float(ds)), st, info_, kernels::GdnMode::Auto, o);
+    ops_.gated_delta_rule_raw(conv.cols_view(0, 2 * nk * ds), conv.cols_view(2 * nk * ds, nv * ds), a, b, raw,
+                              plan_.v_key.data(), int(ds), int(ds), 1.0f / std::sqrt(float(ds)), st, info_,
+                              kernels::GdnMode::Auto, o);
     // Per head of ds channels (z a column range, read head by head in its rows), then rotated.
     const Tensor orot = first(gr_, T);
     ops_.rmsnorm_gated_rotate(o, G.norm, z, hp_.rms_eps, ds, G.out_rot, orot);

@@ -112,6 +112,10 @@ public:
     void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
                           const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
                           const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) override;
+    void gated_delta_rule_raw(const Tensor& qk, const Tensor& v, const Tensor& alpha, const Tensor& beta,
+                              const GdnRaw& raw, const int32_t* key_of_v, int dk, int dv, float scale,
+                              const GdnState& st, const StepInfo& step, GdnMode mode,
+                              const Tensor& o) override;
     void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps, const Tensor& y) override;
     void rmsnorm_gated_rotate(const Tensor& x, const float* w, const Tensor& z, float eps, int64_t width,
                               const Rotation& r, const Tensor& y) override;
@@ -133,6 +137,11 @@ public:
     void* workspace(Workspace id, size_t bytes);
 
 private:
+    // gated_delta_rule and, with raw, its fused form (gated_delta_rule.cu).
+    void delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g, const Tensor& beta,
+                    const GdnRaw* raw, const int32_t* key_of_v, int dk, int dv, float scale,
+                    const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o);
+
     struct Buffer {
         void* p = nullptr;
         size_t bytes = 0;

@@ -31,6 +31,10 @@ struct GdnArgs {
     float scale;
     float* ssm;
     const SeqInfo* seqs;
+    // gated_delta_rule_raw's recurrent kernel: q and k not yet normalised, g and beta the raw
+    // alpha and beta, turned into gates with these (gdn_gates).
+    const float *gate_a = nullptr, *dt_bias = nullptr;
+    float l2_eps = 0.0f;
 };
 
 struct KeyMap {
@@ -47,11 +51,44 @@ struct SeqList {
 constexpr int kRecWarps = 4;
 constexpr int kRecCols = 32;
 
+// Raw: the token's k and q heads L2-normalised (a thread an element, the sums of squares in
+// fp32 as the l2norm kernel), and its gates computed, as gdn_gates and l2norm would first.
 template <int DK>
+__device__ __forceinline__ void load_raw_token(const GdnArgs& a, int64_t row, int64_t kc, int h,
+                                               float (&kq)[2][DK], float2 (&ss)[kRecWarps], float& decay,
+                                               float& b) {
+    static_assert(DK <= kRecWarps * 32, "a thread an element of the head");
+    const int i = threadIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const float kv = i < DK ? a.k[row * a.k_ld + kc + i] : 0.0f;
+    const float qv = i < DK ? a.q[row * a.q_ld + kc + i] : 0.0f;
+    const float alpha = a.g[row * a.g_ld + h], beta = a.beta[row * a.beta_ld + h];
+    float2 s = make_float2(kv * kv, qv * qv);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        s.x += __shfl_xor_sync(0xffffffffu, s.x, o);
+        s.y += __shfl_xor_sync(0xffffffffu, s.y, o);
+    }
+    if (lane == 0) ss[warp] = s;
+    const float x = alpha + a.dt_bias[h];
+    const float softplus = x > 20.0f ? x : log1pf(expf(x));
+    decay = expf(a.gate_a[h] * softplus);
+    b = 1.0f / (1.0f + expf(-beta));
+    __syncthreads();
+    float2 t = ss[0];
+#pragma unroll
+    for (int w = 1; w < kRecWarps; ++w) t.x += ss[w].x, t.y += ss[w].y;
+    if (i < DK) {
+        kq[0][i] = kv * (1.0f / sqrtf(t.x + a.l2_eps));
+        kq[1][i] = qv * (1.0f / sqrtf(t.y + a.l2_eps));
+    }
+}
+
+template <int DK, bool Raw>
 __global__ void __launch_bounds__(kRecWarps * 32) recurrent_kernel(GdnArgs a, KeyMap km, SeqList list) {
     constexpr int kRows = DK / kRecWarps;  // rows of S a thread holds, in its column
     __shared__ float kq[2][DK];
     __shared__ float red[2][kRecWarps][32];
+    __shared__ float2 ss[kRecWarps];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int h = blockIdx.y, j = blockIdx.x * kRecCols + lane;
     const SeqInfo si = a.seqs[list.idx[blockIdx.z]];
@@ -64,13 +101,18 @@ __global__ void __launch_bounds__(kRecWarps * 32) recurrent_kernel(GdnArgs a, Ke
 
     for (int t = 0; t < si.n_q; ++t) {
         const int64_t row = si.q_start + t;
-        for (int i = threadIdx.x; i < DK; i += kRecWarps * 32) {
-            kq[0][i] = a.k[row * a.k_ld + kc + i];
-            kq[1][i] = a.q[row * a.q_ld + kc + i];
-        }
-        const float decay = expf(a.g[row * a.g_ld + h]);
-        const float b = a.beta[row * a.beta_ld + h];
         const float vj = a.v[row * a.v_ld + vc];
+        float decay, b;
+        if constexpr (Raw) {
+            load_raw_token<DK>(a, row, kc, h, kq, ss, decay, b);
+        } else {
+            for (int i = threadIdx.x; i < DK; i += kRecWarps * 32) {
+                kq[0][i] = a.k[row * a.k_ld + kc + i];
+                kq[1][i] = a.q[row * a.q_ld + kc + i];
+            }
+            decay = expf(a.g[row * a.g_ld + h]);
+            b = a.beta[row * a.beta_ld + h];
+        }
         __syncthreads();
         float part = 0.0f;
 #pragma unroll
@@ -570,7 +612,10 @@ __global__ void __launch_bounds__(kWalkThreads, 3)
 template <int DK>
 void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v, cudaStream_t stream) {
     const dim3 grid(unsigned(a.dv / kRecCols), unsigned(n_v), unsigned(list.n));
-    recurrent_kernel<DK><<<grid, kRecWarps * 32, 0, stream>>>(a, km, list);
+    if (a.gate_a)
+        recurrent_kernel<DK, true><<<grid, kRecWarps * 32, 0, stream>>>(a, km, list);
+    else
+        recurrent_kernel<DK, false><<<grid, kRecWarps * 32, 0, stream>>>(a, km, list);
     NIWA_CUDA_LAUNCHED("gated_delta_rule (recurrent)");
 }
 
@@ -584,6 +629,11 @@ void launch_recurrent_lists(const GdnArgs& a, const KeyMap& km, const std::vecto
         dk == 64 ? launch_recurrent<64>(a, km, list, n_v, stream)
                  : launch_recurrent<128>(a, km, list, n_v, stream);
     }
+}
+
+// Whether mode takes the recurrent form for a sequence of n_q tokens.
+bool recurrent_form(GdnMode mode, int n_q) {
+    return mode == GdnMode::Recurrent || (mode == GdnMode::Auto && n_q <= kAutoRecurrentMaxQ);
 }
 
 // The listed sequences (host_seqs indices), chunked: windows of at most kWindowBytes of
@@ -632,6 +682,30 @@ void launch_chunked(CudaOps& ops, const GdnArgs& a, const KeyMap& km, const SeqI
 void CudaOps::gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
                                const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
                                const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) {
+    delta_rule(q, k, v, g, beta, nullptr, key_of_v, dk, dv, scale, st, step, mode, o);
+}
+
+// Fused when every sequence takes the recurrent form (decode): the recurrent kernel normalises
+// q and k and computes the gates itself, three launches in one. Otherwise the composition.
+void CudaOps::gated_delta_rule_raw(const Tensor& qk, const Tensor& v, const Tensor& alpha, const Tensor& beta,
+                                   const GdnRaw& raw, const int32_t* key_of_v, int dk, int dv, float scale,
+                                   const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) {
+    bool fused = dk == 64 || dk == 128;
+    for (int s = 0; fused && s < step.n_seqs && step.host_seqs; ++s)
+        fused = recurrent_form(mode, step.host_seqs[s].n_q);
+    if (!fused || qk.cols % (2 * int64_t(dk)) != 0 || !raw.a || !raw.dt_bias)
+        return Ops::gated_delta_rule_raw(qk, v, alpha, beta, raw, key_of_v, dk, dv, scale, st, step, mode, o);
+    const int64_t half = qk.cols / 2;
+    delta_rule(qk.cols_view(0, half), qk.cols_view(half, half), v, alpha, beta, &raw, key_of_v, dk, dv, scale,
+               st, step, mode, o);
+}
+
+// gated_delta_rule, or with raw set its fused form (every sequence recurrent, raw q and k, raw
+// alpha and beta for g and beta).
+void CudaOps::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
+                         const Tensor& beta, const GdnRaw* raw, const int32_t* key_of_v, int dk, int dv,
+                         float scale, const GdnState& st, const StepInfo& step, GdnMode mode,
+                         const Tensor& o) {
     const char* op = "gated_delta_rule";
     check_gated_delta_rule("cuda", q, k, v, g, beta, key_of_v, dk, dv, o);
     require(dk == 64 || dk == 128, op,
@@ -655,9 +729,9 @@ void CudaOps::gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v
         require(si.q_start >= 0 && si.n_q >= 0 && si.q_start + int64_t(si.n_q) <= v.rows, op,
                 "sequence " + std::to_string(s) + " rows outside the step's " + std::to_string(v.rows));
         if (si.n_q == 0) continue;
-        const bool chunk = mode == GdnMode::Chunked || (mode == GdnMode::Auto && si.n_q > kAutoRecurrentMaxQ);
-        (chunk ? chunked : recurrent).push_back(s);
+        (recurrent_form(mode, si.n_q) ? recurrent : chunked).push_back(s);
     }
+    require(chunked.empty() || !raw, op, "the fused raw form takes only recurrent sequences");
     require(chunked.empty() || dv == dk, op,
             "value head dim " + std::to_string(dv) + " with key head dim " + std::to_string(dk) +
                 "; the chunked CUDA kernels take equal dims (recurrent mode takes any)");
@@ -677,7 +751,10 @@ void CudaOps::gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v
                     int(n_v),
                     scale,
                     st.ssm,
-                    step.seqs};
+                    step.seqs,
+                    raw ? raw->a : nullptr,
+                    raw ? raw->dt_bias : nullptr,
+                    raw ? raw->l2_eps : 0.0f};
     launch_recurrent_lists(a, km, recurrent, dk, int(n_v), stream_);
     if (chunked.empty()) return;
     auto rows16 = [](const Tensor& t) {

@@ -117,6 +117,26 @@ Result run_gpu(Ops& gpu, const Geometry& geo, const std::vector<Step*>& steps,
     return r;
 }
 
+HostTensor copy_of(const HostTensor& h) {
+    HostTensor c(h.t.rows, h.t.cols, h.t.ld);
+    std::copy(h.buf.begin(), h.buf.end(), c.buf.begin());
+    return c;
+}
+
+// gated_delta_rule_raw's inputs for a step: q|k heads as the conv gives them (not normalised,
+// of varied sizes), raw alpha and beta, and the gates' parameters.
+struct RawStep {
+    HostTensor qk, alpha, beta;
+    std::vector<float> a, dt_bias;
+    RawStep(std::mt19937& rng, const Geometry& geo, int n)
+        : qk(random_tensor(rng, n, 2 * int64_t(geo.n_k) * geo.dk, 2 * int64_t(geo.n_k) * geo.dk + 3, -2.0f,
+                           2.0f)),
+          alpha(random_tensor(rng, n, geo.n_v, geo.n_v + 1, -4.0f, 4.0f)),
+          beta(random_tensor(rng, n, geo.n_v, geo.n_v + 2, -5.0f, 5.0f)),
+          a(random_vector(rng, size_t(geo.n_v), -2.0f, -0.05f)),
+          dt_bias(random_vector(rng, size_t(geo.n_v), -1.0f, 1.0f)) {}
+};
+
 const char* mode_name(GdnMode m) {
     return m == GdnMode::Recurrent ? "recurrent" : m == GdnMode::Chunked ? "chunked" : "auto";
 }
@@ -192,6 +212,78 @@ private slots:
     // 27B's heads: 20 chunks, more than one workspace window holds (16 at 48 heads), so the
     // windows split the 200-token sequence.
     void layout27b() { check("27b", 107, grouped_27b(), {{700, 65, 1, 200, 63, 64}}, {{5, 0, 8, 2, 7, 3}}); }
+
+    // gated_delta_rule_raw: the GPU (fused when every sequence is recurrent, else the
+    // composition) against the CPU's composition of l2norm, gdn_gates and gated_delta_rule, over
+    // steps that continue one another; outputs and states within 1e-4.
+    void rawInputs() {
+        struct Case {
+            const char* what;
+            Geometry geo;
+            GdnMode mode;
+            std::vector<std::vector<int>> lengths, slot_of;
+        };
+        const std::vector<Case> cases = {
+            {"27b decode", grouped_27b(), GdnMode::Auto, {{1, 1, 1}, {1, 1, 1}}, {{4, 0, 8}, {4, 0, 8}}},
+            {"64 short runs",
+             tiled(64, 64, 2, 4),
+             GdnMode::Auto,
+             {{3, 8, 1}, {2, 1, 5}},
+             {{1, 6, 2}, {1, 6, 2}}},
+            {"128 recurrent 20", tiled(128, 128, 2, 6), GdnMode::Recurrent, {{20, 1}}, {{3, 5}}},
+            {"128 mixed",
+             tiled(128, 128, 2, 6),
+             GdnMode::Auto,
+             {{1, 70, 1}, {1, 1, 1}},
+             {{2, 7, 0}, {2, 7, 0}}},
+        };
+        uint32_t seed = 300;
+        for (const Case& c : cases) {
+            std::mt19937 rng(seed++);
+            const Geometry& geo = c.geo;
+            const std::vector<float> state0 =
+                random_vector(rng, size_t(kSlots) * geo.n_v * geo.dk * geo.dv, -0.5f, 0.5f);
+            const float scale = 1.0f / std::sqrt(float(geo.dk));
+            std::vector<float> cpu_state = state0, gpu_state(state0.size());
+            auto cpu = make_cpu_ops(0);
+            auto gpu = make_cuda_ops(0, Precision::Mixed);
+            DeviceBytes dstate(*gpu, state0);
+            for (size_t i = 0; i < c.lengths.size(); ++i) {
+                Step s(rng, geo, c.lengths[i], c.slot_of[i]);
+                RawStep r(rng, geo, s.info.n_tokens);
+                const int64_t vw = int64_t(geo.n_v) * geo.dv, qkw = r.qk.t.cols;
+                // CPU: the composition, on copies (it overwrites alpha and beta).
+                HostTensor al = copy_of(r.alpha), be = copy_of(r.beta), qkn(s.info.n_tokens, qkw, qkw);
+                HostTensor want(s.info.n_tokens, vw, vw + 5);
+                cpu->gated_delta_rule_raw(
+                    r.qk.t, s.v.t, al.t, be.t, GdnRaw{r.a.data(), r.dt_bias.data(), 1e-6f, qkn.t},
+                    geo.key_of_v.data(), geo.dk, geo.dv, scale, GdnState{nullptr, cpu_state.data(), kSlots},
+                    s.info, c.mode, want.t);
+                // GPU.
+                DeviceBytes seqs(*gpu, s.seqs), da(*gpu, r.a), ddt(*gpu, r.dt_bias);
+                StepInfo info = s.info;
+                info.seqs = seqs.as<SeqInfo>();
+                DeviceTensor qk(*gpu, r.qk), v(*gpu, s.v), alpha(*gpu, r.alpha), beta(*gpu, r.beta);
+                DeviceTensor gqkn(*gpu, s.info.n_tokens, qkw, qkw), o(*gpu, s.info.n_tokens, vw, vw + 5);
+                gpu->gated_delta_rule_raw(qk.t, v.t, alpha.t, beta.t,
+                                          GdnRaw{da.as<float>(), ddt.as<float>(), 1e-6f, gqkn.t},
+                                          geo.key_of_v.data(), geo.dk, geo.dv, scale,
+                                          GdnState{nullptr, dstate.as<float>(), kSlots}, info, c.mode, o.t);
+                const double e_out = tensor_error(o.download(), want);
+                gpu->download(gpu_state.data(), dstate.p, gpu_state.size() * sizeof(float));
+                const double e_state =
+                    relative_error(std::vector<double>(gpu_state.begin(), gpu_state.end()),
+                                   std::vector<double>(cpu_state.begin(), cpu_state.end()));
+                qInfo("raw %s step %zu: output error %.3g, state error %.3g", c.what, i, e_out, e_state);
+                QVERIFY2(e_out <= 1e-4 && e_state <= 1e-4,
+                         qPrintable(QString("raw %1 step %2: output %3 state %4")
+                                        .arg(c.what)
+                                        .arg(i)
+                                        .arg(e_out)
+                                        .arg(e_state)));
+            }
+        }
+    }
 
     void stateCarriesAcrossSteps() {
         // A prefill in two steps, then decode steps, the other sequences joining in between.
