@@ -35,6 +35,35 @@ __device__ __forceinline__ void hadamard_warp(float (&v)[B / 32], int lane) {
     }
 }
 
+// A block of more than 256 channels is shared by a team of B / 256 warps: each warp runs the
+// stages up to pair distance 128 on its span of 256 channels in registers (hadamard_warp<256>),
+// then the team meets in shared memory for the stages of distance 256 and up (hadamard_cross).
+// One warp alone held 32 channels a lane and ran all ten stages: a long chain with few warps.
+template <int B>
+struct HadamardSplit {
+    static constexpr int kSpan = B < 256 ? B : 256;  // channels a warp holds
+    static constexpr int kTeam = B / kSpan;          // warps a Hadamard block
+};
+
+// The stages of pair distance 256, 512, ... for element i (0..255) of each of a block's S spans
+// (blk: the block in shared memory, its spans through hadamard_warp<256>), in the oracle's order;
+// out[s] becomes channel 256 s + i of the result.
+template <int S>
+__device__ __forceinline__ void hadamard_cross(const float* blk, int i, float (&out)[S]) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) out[s] = blk[256 * s + i];
+#pragma unroll
+    for (int d = 1; d < S; d <<= 1) {
+#pragma unroll
+        for (int t = 0; t < S; ++t) {
+            if (t & d) continue;
+            const float a = out[t], b = out[t + d];
+            out[t] = a + b;
+            out[t + d] = a - b;
+        }
+    }
+}
+
 // In shared memory: every Hadamard block of `block` channels of buf[0, cols) at once, pair t
 // of the row being pair t % (block / 2) of block t / (block / 2). Called by every thread of the
 // CUDA block after buf is written and synchronised; returns synchronised.

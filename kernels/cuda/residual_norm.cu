@@ -1,9 +1,9 @@
 // residual_norm: the residual add, the RMS norm and the input Hadamard of the next matmuls in
 // one kernel (three launches and three trips through memory become one). One CUDA block per
 // row keeps the row in shared memory: x + y is written back once, the sum of squares is a
-// fp32 tree, xn is written, and each warp takes Hadamard blocks of the shared copy into its
-// registers (hadamard.cuh; other block sizes: butterflies in shared memory), in the CPU
-// oracle's order.
+// fp32 tree, xn is written, and each warp takes spans of 256 channels of the shared copy into its
+// registers, blocks of more finishing in shared memory (hadamard.cuh; other block sizes:
+// butterflies in shared memory), in the CPU oracle's order.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -93,14 +93,32 @@ __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a)
     }
     __syncthreads();
     if constexpr (B != 0) {
+        // Each warp takes spans of the row (HadamardSplit) in registers; blocks of more than 256
+        // channels then finish in shared memory, a thread per element of a span.
+        constexpr int kSpan = HadamardSplit<B>::kSpan, kTeam = HadamardSplit<B>::kTeam;
         const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-        for (int hb = warp; hb < a.cols / B; hb += warps) {
-            float v[B / 32];
+        for (int sp = warp; sp < a.cols / kSpan; sp += warps) {
+            float v[kSpan / 32];
 #pragma unroll
-            for (int j = 0; j < B / 32; ++j) v[j] = buf[hb * B + 32 * j + lane];
-            hadamard_warp<B>(v, lane);
+            for (int j = 0; j < kSpan / 32; ++j) v[j] = buf[sp * kSpan + 32 * j + lane];
+            hadamard_warp<kSpan>(v, lane);
 #pragma unroll
-            for (int j = 0; j < B / 32; ++j) xr[hb * B + 32 * j + lane] = v[j] * a.norm;
+            for (int j = 0; j < kSpan / 32; ++j) {
+                if constexpr (kTeam == 1)
+                    xr[sp * kSpan + 32 * j + lane] = v[j] * a.norm;
+                else
+                    buf[sp * kSpan + 32 * j + lane] = v[j];
+            }
+        }
+        if constexpr (kTeam > 1) {
+            __syncthreads();
+            for (int idx = threadIdx.x; idx < a.cols / kTeam; idx += blockDim.x) {
+                const int hb = idx / kSpan, i = idx - hb * kSpan;
+                float out[kTeam];
+                hadamard_cross<kTeam>(buf + hb * B, i, out);
+#pragma unroll
+                for (int s = 0; s < kTeam; ++s) xr[hb * B + s * kSpan + i] = out[s] * a.norm;
+            }
         }
         return;
     }

@@ -1,5 +1,6 @@
 // rotate: the Prism block Hadamard (MODEL.md "The Hadamard fold"), fp32. Blocks of 32..1024
-// channels: one warp per (Hadamard block, row), in registers (hadamard.cuh). Other sizes: one
+// channels: a warp per (Hadamard block, row) in registers, or above 256 channels a team of
+// warps, one per 256, meeting in shared memory (hadamard.cuh). Other sizes: one
 // CUDA block per (Hadamard block, row) in shared memory. Both run the CPU oracle's butterflies
 // in its order, so they agree bit for bit; y may alias x (a block's channels are all read
 // before any is written, by the warp or block that owns them). swiglu_rotate computes the
@@ -108,34 +109,63 @@ struct ReadNormGated {
     }
 };
 
+// A warp per span of a Hadamard block (HadamardSplit: the whole block up to 256 channels, a
+// team of warps in one CUDA block for more), per row.
 template <int B, bool SignsFirst, typename Read>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     rotate_warp_kernel(Read read, float* y, int64_t ldy, const float* signs, int n_blocks, float norm) {
+    constexpr int kSpan = HadamardSplit<B>::kSpan, kTeam = HadamardSplit<B>::kTeam;
+    static_assert(kWarpsPerBlock % kTeam == 0, "a team in one CUDA block");
     pdl_release();  // the matmul after this may start streaming its weights
-    const int lane = threadIdx.x & 31;
-    const int hb = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-    if (hb >= n_blocks) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = warp % kTeam;
+    const int hb = (blockIdx.x * kWarpsPerBlock + warp) / kTeam;
+    const bool live = hb < n_blocks;
+    if (kTeam == 1 && !live) return;
     const int64_t row = blockIdx.y;
-    const int64_t c0 = static_cast<int64_t>(hb) * B + lane;
-    const float* s = signs + c0;
-    typename Read::Raw raw[B / 32];
-    float sg[B / 32];
+    const int64_t c0 = static_cast<int64_t>(hb) * B + q * kSpan + lane;
+    float v[kSpan / 32], sg[kSpan / 32];
+    if (live) {
+        typename Read::Raw raw[kSpan / 32];
 #pragma unroll
-    for (int j = 0; j < B / 32; ++j) {
-        raw[j] = read.fetch(row, c0 + 32 * j);
-        sg[j] = s[32 * j];
+        for (int j = 0; j < kSpan / 32; ++j) {
+            raw[j] = read.fetch(row, c0 + 32 * j);
+            sg[j] = signs[c0 + 32 * j];
+        }
+        asm volatile(
+            "" ::
+                : "memory");  // keep the loads together: the compiler would interleave them with value()
+        read.values(raw, v);
+#pragma unroll
+        for (int j = 0; j < kSpan / 32; ++j)
+            if (SignsFirst) v[j] *= sg[j];
+        hadamard_warp<kSpan>(v, lane);
     }
-    asm volatile("" ::
-                     : "memory");  // keep the loads together: the compiler would interleave them with value()
-    float v[B / 32];
-    read.values(raw, v);
+    if constexpr (kTeam == 1) {
+        float* yr = y + row * ldy + c0;
 #pragma unroll
-    for (int j = 0; j < B / 32; ++j)
-        if (SignsFirst) v[j] *= sg[j];
-    hadamard_warp<B>(v, lane);
-    float* yr = y + row * ldy + c0;
+        for (int j = 0; j < kSpan / 32; ++j) yr[32 * j] = SignsFirst ? v[j] * norm : v[j] * norm * sg[j];
+    } else {
+        // The team's spans meet in shared memory; its threads then finish the block's elements.
+        __shared__ float team[kWarpsPerBlock * kSpan];
+        float* blk = team + (warp - q) * kSpan;
+        if (live)
 #pragma unroll
-    for (int j = 0; j < B / 32; ++j) yr[32 * j] = SignsFirst ? v[j] * norm : v[j] * norm * sg[j];
+            for (int j = 0; j < kSpan / 32; ++j) blk[q * kSpan + 32 * j + lane] = v[j];
+        __syncthreads();
+        if (!live) return;
+        const int64_t b0 = static_cast<int64_t>(hb) * B;
+        float* yr = y + row * ldy + b0;
+#pragma unroll
+        for (int i = q * 32 + lane; i < kSpan; i += 32 * kTeam) {
+            float out[kTeam];
+            hadamard_cross<kTeam>(blk, i, out);
+#pragma unroll
+            for (int s = 0; s < kTeam; ++s) {
+                const int c = s * kSpan + i;
+                yr[c] = SignsFirst ? out[s] * norm : out[s] * norm * signs[b0 + c];
+            }
+        }
+    }
 }
 
 // Whether the warp kernel can rotate rows of `cols` channels by r with its signs (the fused ops
@@ -144,15 +174,17 @@ bool warp_rotation(const Rotation& r, int64_t cols) {
     return warp_hadamard_block(r.block) && r.signs && cols % r.block == 0;
 }
 
-// One warp per (Hadamard block, row) of `rows` rows of `cols` channels (block warp-sized).
+// A warp per (span of a Hadamard block, row) of `rows` rows of `cols` channels (block
+// warp-sized).
 template <bool SignsFirst, typename Read>
 void launch_rotate_warps(cudaStream_t stream, const Read& read, int64_t rows, int64_t cols, const Tensor& y,
                          const Rotation& r) {
     const int n_blocks = static_cast<int>(cols / r.block);
     const float norm = 1.0f / std::sqrt(static_cast<float>(r.block));
-    const dim3 grid(grid_for(n_blocks, kWarpsPerBlock), static_cast<unsigned>(rows));
     with_hadamard_block(r.block, [&](auto b) {
         constexpr int B = decltype(b)::value;
+        const dim3 grid(grid_for(int64_t(n_blocks) * HadamardSplit<B>::kTeam, kWarpsPerBlock),
+                        static_cast<unsigned>(rows));
         rotate_warp_kernel<B, SignsFirst, Read>
             <<<grid, kWarpsPerBlock * 32, 0, stream>>>(read, y.as<float>(), y.ld, r.signs, n_blocks, norm);
     });

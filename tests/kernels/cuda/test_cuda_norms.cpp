@@ -71,7 +71,7 @@ private slots:
         for (float& s : signs) s = s < 0 ? -1.0f : 1.0f;
         const DeviceBytes dw(*b.gpu, w), dsigns(*b.gpu, signs);
         for (int64_t n : {1, 5, 33})
-            for (int block : {0, 8, 128, 1024})
+            for (int block : {0, 8, 128, 256, 512, 1024})
                 for (bool residual : {false, true}) {
                     const HostTensor x = random_tensor(rng, n, cols, cols + 2, -4.0f, 4.0f);
                     const HostTensor y = random_tensor(rng, n, cols, cols, -1.0f, 1.0f);

@@ -29,9 +29,10 @@ private slots:
             int block;
             int64_t rows, cols, x_pad, y_pad;
         };
-        for (const Case c : {Case{1024, 3, 5120, 0, 0}, Case{1024, 7, 17408, 4, 0}, Case{1024, 1, 6144, 0, 8},
-                             Case{256, 33, 1024, 3, 1}, Case{64, 5, 640, 0, 0}, Case{8, 2, 24, 1, 2},
-                             Case{1, 4, 7, 0, 0}, Case{2048, 2, 4096, 0, 0}})
+        for (const Case c :
+             {Case{1024, 3, 5120, 0, 0}, Case{1024, 7, 17408, 4, 0}, Case{1024, 1, 6144, 0, 8},
+              Case{256, 33, 1024, 3, 1}, Case{64, 5, 640, 0, 0}, Case{8, 2, 24, 1, 2}, Case{1, 4, 7, 0, 0},
+              Case{2048, 2, 4096, 0, 0}, Case{512, 3, 3584, 2, 1}, Case{1024, 2, 3072, 0, 0}})
             for (bool signs_first : {true, false}) {
                 const auto s = random_signs(rng, static_cast<size_t>(c.cols));
                 const DeviceBytes ds(*b.gpu, s);
