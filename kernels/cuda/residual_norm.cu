@@ -6,9 +6,12 @@
 // butterflies in shared memory), in the CPU oracle's order.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include <type_traits>
+
+#include <cooperative_groups.h>
 
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/hadamard.cuh"
@@ -37,6 +40,39 @@ struct ResidualArgs {
     float norm;          // 1 / sqrt(block)
     int cols;
 };
+
+// xr = the Hadamard blocks of buf[0, cols) (B warp-sized) times norm: each warp takes spans of
+// the row (HadamardSplit) in registers; blocks of more than 256 channels then finish in shared
+// memory, a thread per element of a span. Called by the whole CUDA block after buf is written
+// and synchronised.
+template <int B>
+__device__ __forceinline__ void hadamard_row(float* buf, int cols, float* xr, float norm) {
+    constexpr int kSpan = HadamardSplit<B>::kSpan, kTeam = HadamardSplit<B>::kTeam;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (int sp = warp; sp < cols / kSpan; sp += warps) {
+        float v[kSpan / 32];
+#pragma unroll
+        for (int j = 0; j < kSpan / 32; ++j) v[j] = buf[sp * kSpan + 32 * j + lane];
+        hadamard_warp<kSpan>(v, lane);
+#pragma unroll
+        for (int j = 0; j < kSpan / 32; ++j) {
+            if constexpr (kTeam == 1)
+                xr[sp * kSpan + 32 * j + lane] = v[j] * norm;
+            else
+                buf[sp * kSpan + 32 * j + lane] = v[j];
+        }
+    }
+    if constexpr (kTeam > 1) {
+        __syncthreads();
+        for (int idx = threadIdx.x; idx < cols / kTeam; idx += blockDim.x) {
+            const int hb = idx / kSpan, i = idx - hb * kSpan;
+            float out[kTeam];
+            hadamard_cross<kTeam>(buf + hb * B, i, out);
+#pragma unroll
+            for (int s = 0; s < kTeam; ++s) xr[hb * B + s * kSpan + i] = out[s] * norm;
+        }
+    }
+}
 
 // B: the Hadamard block when warps can take it (hadamard.cuh), 0 otherwise. The norm weight
 // and signs read no earlier kernel's output: they are fetched before pdl_wait (the kernel may
@@ -93,37 +129,81 @@ __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a)
     }
     __syncthreads();
     if constexpr (B != 0) {
-        // Each warp takes spans of the row (HadamardSplit) in registers; blocks of more than 256
-        // channels then finish in shared memory, a thread per element of a span.
-        constexpr int kSpan = HadamardSplit<B>::kSpan, kTeam = HadamardSplit<B>::kTeam;
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-        for (int sp = warp; sp < a.cols / kSpan; sp += warps) {
-            float v[kSpan / 32];
-#pragma unroll
-            for (int j = 0; j < kSpan / 32; ++j) v[j] = buf[sp * kSpan + 32 * j + lane];
-            hadamard_warp<kSpan>(v, lane);
-#pragma unroll
-            for (int j = 0; j < kSpan / 32; ++j) {
-                if constexpr (kTeam == 1)
-                    xr[sp * kSpan + 32 * j + lane] = v[j] * a.norm;
-                else
-                    buf[sp * kSpan + 32 * j + lane] = v[j];
-            }
-        }
-        if constexpr (kTeam > 1) {
-            __syncthreads();
-            for (int idx = threadIdx.x; idx < a.cols / kTeam; idx += blockDim.x) {
-                const int hb = idx / kSpan, i = idx - hb * kSpan;
-                float out[kTeam];
-                hadamard_cross<kTeam>(buf + hb * B, i, out);
-#pragma unroll
-                for (int s = 0; s < kTeam; ++s) xr[hb * B + s * kSpan + i] = out[s] * a.norm;
-            }
-        }
+        hadamard_row<B>(buf, a.cols, xr, a.norm);
         return;
     }
     hadamard_shared(buf, a.cols, a.block);
     for (int c = threadIdx.x; c < a.cols; c += blockDim.x) xr[c] = buf[c] * a.norm;
+}
+
+// At a few rows (decode) one block a row leaves the row's loads, sums and stores to one SM. Here
+// a cluster of K blocks splits the row into slices of whole Hadamard blocks (block rank r:
+// channels [r width, (r + 1) width)); each adds, squares and writes its own slice (x in place:
+// no block reads another's), the K sums of squares meet through distributed shared memory in
+// rank order (every block gets the same total), and each norms and rotates its slice.
+constexpr int kClusterThreads = 256;
+constexpr int kMaxCluster = 8;
+
+template <int B>
+__global__ void __launch_bounds__(kClusterThreads) residual_norm_cluster_kernel(ResidualArgs a, int width) {
+    namespace cg = cooperative_groups;
+    const cg::cluster_group cluster = cg::this_cluster();
+    pdl_release();
+    extern __shared__ float buf[];  // [width], then wsg: (w, sign) per channel of the slice
+    __shared__ float part;          // this slice's sum of squares, read by the whole cluster
+    float2* wsg = reinterpret_cast<float2*>(buf + ((width + 1) & ~1));
+    const int c0 = static_cast<int>(cluster.block_rank()) * width;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) wsg[c] = make_float2(a.w[c0 + c], a.signs[c0 + c]);
+    pdl_wait();
+    const int64_t row = blockIdx.y;
+    float* x = a.x + row * a.ldx + c0;
+    const float* y = a.y ? a.y + row * a.ldy + c0 : nullptr;
+    constexpr int kPer = 4;
+    float ss = 0.0f;
+    for (int cb = threadIdx.x; cb < width; cb += kPer * blockDim.x) {
+        float v[kPer], u[kPer];
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+            const int c = cb + i * blockDim.x;
+            v[i] = c < width ? x[c] : 0.0f;
+            u[i] = y && c < width ? y[c] : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+            const int c = cb + i * blockDim.x;
+            if (c >= width) break;
+            if (y) {
+                v[i] += u[i];
+                x[c] = v[i];
+            }
+            buf[c] = v[i];
+            ss += v[i] * v[i];
+        }
+    }
+    ss = block_sum(ss);
+    if (threadIdx.x == 0) part = ss;
+    cluster.sync();
+    float total = 0.0f;
+    for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&part, r);
+    const float inv = 1.0f / sqrtf(total / static_cast<float>(a.cols) + a.eps);
+    float* xn = a.xn + row * a.ldn + c0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        const float2 ws = wsg[c];
+        const float v = buf[c] * inv * ws.x;
+        xn[c] = v;
+        buf[c] = v * ws.y;
+    }
+    __syncthreads();
+    hadamard_row<B>(buf, width, a.xr + row * a.ldr + c0, a.norm);
+    cluster.sync();  // no block leaves while another may still read its `part`
+}
+
+// Blocks a cluster takes for rows of n_blocks Hadamard blocks: the most, up to kMaxCluster,
+// that divides them; 1: no cluster.
+int cluster_size(int64_t n_blocks) {
+    for (int64_t k = std::min<int64_t>(n_blocks, kMaxCluster); k > 1; --k)
+        if (n_blocks % k == 0) return static_cast<int>(k);
+    return 1;
 }
 
 }  // namespace
@@ -176,6 +256,35 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
         NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kernel, dim3(static_cast<unsigned>(x.rows)),
                                            dim3(static_cast<unsigned>(threads)), smem, stream_, a));
     };
+    static const bool clusters = [] {
+        const char* e = std::getenv("NIWA_RESNORM_CLUSTER");
+        return !(e && std::string(e) == "0");
+    }();
+    const int k = r.block != 0 && warp_hadamard_block(r.block) ? cluster_size(x.cols / r.block) : 1;
+    if (k > 1 && clusters && props_.major >= 9) {
+        const int width = static_cast<int>(x.cols / k);
+        const size_t slice_smem = static_cast<size_t>((width + 1) & ~1) * 3 * sizeof(float);
+        with_hadamard_block(r.block, [&](auto b) {
+            const auto kernel = residual_norm_cluster_kernel<decltype(b)::value>;
+            cudaLaunchConfig_t cfg{};
+            cfg.gridDim = dim3(static_cast<unsigned>(k), static_cast<unsigned>(x.rows));
+            cfg.blockDim = dim3(kClusterThreads);
+            cfg.dynamicSmemBytes = slice_smem;
+            cfg.stream = stream_;
+            cudaLaunchAttribute attr[2];
+            attr[0].id = cudaLaunchAttributeClusterDimension;
+            attr[0].val.clusterDim.x = static_cast<unsigned>(k);
+            attr[0].val.clusterDim.y = 1;
+            attr[0].val.clusterDim.z = 1;
+            attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr[1].val.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = attr;
+            cfg.numAttrs = overlap_launches() ? 2 : 1;
+            NIWA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, a, width));
+        });
+        NIWA_CUDA_LAUNCHED("residual_norm_cluster_kernel");
+        return;
+    }
     if (r.block != 0 && warp_hadamard_block(r.block))
         with_hadamard_block(r.block, [&](auto b) { launch(residual_norm_kernel<decltype(b)::value>); });
     else
