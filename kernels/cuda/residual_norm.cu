@@ -41,6 +41,47 @@ struct ResidualArgs {
     int cols;
 };
 
+// x += y in place over channels [0, n) (y null: x as it is), the sums copied to buf; returns
+// this thread's sum of their squares. kPer channels a thread at a time, all loaded before any is
+// stored (a store to x could alias y as far as the compiler knows: it would wait for each load
+// in turn).
+template <int kPer>
+__device__ __forceinline__ float add_residual(float* x, const float* y, float* buf, int n) {
+    float ss = 0.0f;
+    for (int c0 = threadIdx.x; c0 < n; c0 += kPer * blockDim.x) {
+        float v[kPer], u[kPer];
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+            const int c = c0 + i * blockDim.x;
+            v[i] = c < n ? x[c] : 0.0f;
+            u[i] = y && c < n ? y[c] : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+            const int c = c0 + i * blockDim.x;
+            if (c >= n) break;
+            if (y) {
+                v[i] += u[i];
+                x[c] = v[i];
+            }
+            buf[c] = v[i];
+            ss += v[i] * v[i];
+        }
+    }
+    return ss;
+}
+
+// xn = buf inv w and buf = that times the sign, over channels [0, n) (wsg: (w, sign) each; a
+// thread reads back only the channels it wrote).
+__device__ __forceinline__ void norm_channels(float* buf, const float2* wsg, float inv, float* xn, int n) {
+    for (int c = threadIdx.x; c < n; c += blockDim.x) {
+        const float2 ws = wsg[c];
+        const float v = buf[c] * inv * ws.x;
+        xn[c] = v;
+        buf[c] = v * ws.y;
+    }
+}
+
 // xr = the Hadamard blocks of buf[0, cols) (B warp-sized) times norm: each warp takes spans of
 // the row (HadamardSplit) in registers; blocks of more than 256 channels then finish in shared
 // memory, a thread per element of a span. Called by the whole CUDA block after buf is written
@@ -89,39 +130,9 @@ __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a)
     const int64_t row = blockIdx.x;
     float* x = a.x + row * a.ldx;
     const float* y = a.y ? a.y + row * a.ldy : nullptr;
-    // kPer channels a thread at a time, all loaded before any is stored (a store to x could
-    // alias y as far as the compiler knows: it would wait for each load in turn).
-    constexpr int kPer = 8;
-    float ss = 0.0f;
-    for (int c0 = threadIdx.x; c0 < a.cols; c0 += kPer * blockDim.x) {
-        float v[kPer], u[kPer];
-#pragma unroll
-        for (int i = 0; i < kPer; ++i) {
-            const int c = c0 + i * blockDim.x;
-            v[i] = c < a.cols ? x[c] : 0.0f;
-            u[i] = y && c < a.cols ? y[c] : 0.0f;
-        }
-#pragma unroll
-        for (int i = 0; i < kPer; ++i) {
-            const int c = c0 + i * blockDim.x;
-            if (c >= a.cols) break;
-            if (y) {
-                v[i] += u[i];
-                x[c] = v[i];
-            }
-            buf[c] = v[i];
-            ss += v[i] * v[i];
-        }
-    }
-    ss = block_sum(ss);
-    const float inv = 1.0f / sqrtf(ss / static_cast<float>(a.cols) + a.eps);
-    float* xn = a.xn + row * a.ldn;
-    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
-        const float2 ws = wsg[c];
-        const float v = buf[c] * inv * ws.x;
-        xn[c] = v;
-        buf[c] = v * ws.y;
-    }
+    const float ss = block_sum(add_residual<8>(x, y, buf, a.cols));
+    norm_channels(buf, wsg, 1.0f / sqrtf(ss / static_cast<float>(a.cols) + a.eps), a.xn + row * a.ldn,
+                  a.cols);
     float* xr = a.xr + row * a.ldr;
     if (!a.signs) {
         for (int c = threadIdx.x; c < a.cols; c += blockDim.x) xr[c] = buf[c];
@@ -158,41 +169,13 @@ __global__ void __launch_bounds__(kClusterThreads) residual_norm_cluster_kernel(
     const int64_t row = blockIdx.y;
     float* x = a.x + row * a.ldx + c0;
     const float* y = a.y ? a.y + row * a.ldy + c0 : nullptr;
-    constexpr int kPer = 4;
-    float ss = 0.0f;
-    for (int cb = threadIdx.x; cb < width; cb += kPer * blockDim.x) {
-        float v[kPer], u[kPer];
-#pragma unroll
-        for (int i = 0; i < kPer; ++i) {
-            const int c = cb + i * blockDim.x;
-            v[i] = c < width ? x[c] : 0.0f;
-            u[i] = y && c < width ? y[c] : 0.0f;
-        }
-#pragma unroll
-        for (int i = 0; i < kPer; ++i) {
-            const int c = cb + i * blockDim.x;
-            if (c >= width) break;
-            if (y) {
-                v[i] += u[i];
-                x[c] = v[i];
-            }
-            buf[c] = v[i];
-            ss += v[i] * v[i];
-        }
-    }
-    ss = block_sum(ss);
+    const float ss = block_sum(add_residual<4>(x, y, buf, width));
     if (threadIdx.x == 0) part = ss;
     cluster.sync();
     float total = 0.0f;
     for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&part, r);
-    const float inv = 1.0f / sqrtf(total / static_cast<float>(a.cols) + a.eps);
-    float* xn = a.xn + row * a.ldn + c0;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) {
-        const float2 ws = wsg[c];
-        const float v = buf[c] * inv * ws.x;
-        xn[c] = v;
-        buf[c] = v * ws.y;
-    }
+    norm_channels(buf, wsg, 1.0f / sqrtf(total / static_cast<float>(a.cols) + a.eps), a.xn + row * a.ldn + c0,
+                  width);
     __syncthreads();
     hadamard_row<B>(buf, width, a.xr + row * a.ldr + c0, a.norm);
     cluster.sync();  // no block leaves while another may still read its `part`
