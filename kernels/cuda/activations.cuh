@@ -14,9 +14,19 @@ __device__ __forceinline__ float swiglu_value(float g, float u) {
     return silu_value(g) * u;
 }
 
+__device__ __forceinline__ float sigmoid_value(float x) {
+    return 1.0f / (1.0f + expf(-x));
+}
+
 // x * sigmoid(g)
 __device__ __forceinline__ float sigmoid_mul_value(float x, float g) {
-    return x * (1.0f / (1.0f + expf(-g)));
+    return x * sigmoid_value(g);
+}
+
+// GDN's log decay (gdn_gates): a * softplus(alpha + dt_bias), softplus linear above 20.
+__device__ __forceinline__ float gdn_log_decay(float alpha, float a, float dt_bias) {
+    const float x = alpha + dt_bias;
+    return a * (x > 20.0f ? x : log1pf(expf(x)));
 }
 
 }  // namespace niwa::kernels::cuda

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/mma.cuh"
 
@@ -69,10 +70,8 @@ __device__ __forceinline__ void load_raw_token(const GdnArgs& a, int64_t row, in
         s.y += __shfl_xor_sync(0xffffffffu, s.y, o);
     }
     if (lane == 0) ss[warp] = s;
-    const float x = alpha + a.dt_bias[h];
-    const float softplus = x > 20.0f ? x : log1pf(expf(x));
-    decay = expf(a.gate_a[h] * softplus);
-    b = 1.0f / (1.0f + expf(-beta));
+    decay = expf(gdn_log_decay(alpha, a.gate_a[h], a.dt_bias[h]));
+    b = sigmoid_value(beta);
     __syncthreads();
     float2 t = ss[0];
 #pragma unroll

@@ -3,6 +3,7 @@
 
 #include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/segments.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -16,21 +17,9 @@ __global__ void gates_kernel(float* alpha, int64_t alpha_ld, float* beta, int64_
     const int64_t r = i / cols, h = i % cols;
     float* al = alpha + r * alpha_ld + h;
     float* be = beta + r * beta_ld + h;
-    const float x = *al + dt_bias[h];
-    const float softplus = x > 20.0f ? x : log1pf(expf(x));
-    *al = a[h] * softplus;
-    *be = 1.0f / (1.0f + expf(-*be));
+    *al = gdn_log_decay(*al, a[h], dt_bias[h]);
+    *be = sigmoid_value(*be);
 }
-
-// A tensor read as rows * per_row segments of width W (a [n, H*W] tensor and its [n*H, W]
-// view normalise the same way).
-struct Segs {
-    float* p;
-    int64_t ld, per_row;
-    __device__ float* at(int64_t s, int64_t width) const {
-        return p + (s / per_row) * ld + (s % per_row) * width;
-    }
-};
 
 constexpr int kWarpsPerBlock = 8;
 
@@ -41,9 +30,9 @@ __global__ void rmsnorm_gated_kernel(Segs x, Segs z, Segs y, int64_t count, int6
     const int64_t s = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
     if (s >= count) return;
     const int lane = threadIdx.x & 31;
-    const float* xs = x.at(s, width);
-    const float* zs = z.at(s, width);
-    float* ys = y.at(s, width);
+    const float* xs = x.at(s);
+    const float* zs = z.at(s);
+    float* ys = y.at(s);
     float ss = 0.0f;
     for (int64_t c = lane; c < width; c += 32) ss = fmaf(xs[c], xs[c], ss);
 #pragma unroll
@@ -53,14 +42,6 @@ __global__ void rmsnorm_gated_kernel(Segs x, Segs z, Segs y, int64_t count, int6
         const float zc = zs[c];
         ys[c] = xs[c] * inv * (w != nullptr ? w[c] : 1.0f) * silu_value(zc);
     }
-}
-
-Segs segments(const Tensor& t, int64_t width, const char* name) {
-    require_f32(t, "rmsnorm_gated", name);
-    require(width > 0 && t.cols % width == 0, "rmsnorm_gated",
-            std::string(name) + " has " + std::to_string(t.cols) +
-                " columns, not a multiple of the row width " + std::to_string(width));
-    return Segs{t.as<float>(), t.ld, t.cols / width};
 }
 
 }  // namespace
@@ -78,7 +59,9 @@ void CudaOps::gdn_gates(const Tensor& alpha, const Tensor& beta, const float* a,
 
 void CudaOps::rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps, const Tensor& y) {
     const int64_t width = y.cols;
-    const Segs xs = segments(x, width, "x"), zs = segments(z, width, "z"), ys = segments(y, width, "y");
+    const char* op = "rmsnorm_gated";
+    const Segs xs = segments(x, width, op, "x"), zs = segments(z, width, op, "z"),
+               ys = segments(y, width, op, "y");
     const int64_t count = y.rows * ys.per_row;
     require(x.rows * xs.per_row == count && z.rows * zs.per_row == count, "rmsnorm_gated",
             "x, z and y hold different numbers of rows");
