@@ -251,18 +251,14 @@ std::span<float> Model::step(const StepPlan& step) {
     const int rows = step.n_logit_rows();
     if (rows > logit_rows_) grow_logits(rows);
     // Each rank downloads its slice of the vocabulary straight into the full rows (one rank: the
-    // whole rows, one contiguous download).
+    // whole rows, one contiguous download), the others on threads of their own.
     float* full = logits_->data();
     const int64_t vocab = hp_.n_vocab;
     const auto run = [&](Rank& r) { r.forward->run(step, full + r.plan.vocab.begin, vocab); };
-    if (ranks_.size() == 1) {
-        run(*ranks_[0]);
-    } else {
-        std::vector<std::thread> threads;
-        for (size_t r = 1; r < ranks_.size(); ++r) threads.emplace_back([&, r] { run(*ranks_[r]); });
-        run(*ranks_[0]);
-        for (auto& t : threads) t.join();
-    }
+    std::vector<std::thread> threads;
+    for (size_t r = 1; r < ranks_.size(); ++r) threads.emplace_back([&, r] { run(*ranks_[r]); });
+    run(*ranks_[0]);
+    for (auto& t : threads) t.join();
     return {full, size_t(rows) * size_t(vocab)};
 }
 
