@@ -263,8 +263,10 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     const Tensor qkvz = first(qkvz_, T), ab = first(ab_, T), conv = first(conv_, T);
     const Tensor qkv = qkvz.cols_view(0, qkv_dim), z = qkvz.cols_view(qkv_dim, nv * ds);
     const Tensor a = ab.cols_view(0, nv), b = ab.cols_view(nv, nv);
+    // alpha and beta read the plain normed input. First: at decode sizes their small matmul is
+    // latency, and the large one after it streams its first weights meanwhile (pdl.cuh).
+    stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);
     stacked_matmul(G.qkvz, {&G.qkv, &G.gate}, xr, qkvz);
-    stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);  // alpha and beta read the plain normed input
     const kernels::GdnState& st = cache_.state[size_t(il)];
     ops_.conv1d_silu(qkv, G.conv, hp_.ssm_conv_kernel, st, info_, conv);
     // conv's first 2 nk heads of each row are q and k, L2-normalised per head (into qkn when the

@@ -17,6 +17,7 @@
 #include "kernels/cuda/dequant.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/matmul_decode.cuh"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -105,6 +106,7 @@ __global__ void __launch_bounds__(kSmallOutWarps * 32) matmul_smallout_kernel(De
     const int group = blockIdx.x, slice = blockIdx.y;
     const int64_t o0 = static_cast<int64_t>(group) * kTileRows + 2 * warp;
     const int64_t k0 = static_cast<int64_t>(slice) * kSmallOutK + 4 * lane;
+    pdl_release();  // the matmul after this may start streaming its weights
     float w[2][8];
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -116,6 +118,7 @@ __global__ void __launch_bounds__(kSmallOutWarps * 32) matmul_smallout_kernel(De
 #pragma unroll
             for (int j = 0; j < 4; ++j) w[i][4 * h + j] = v[j];
         }
+    pdl_wait();  // the weights are fetched; x is an earlier kernel's output
     // kRowsAtOnce rows of x at a time, all their loads before any store (stores could alias x
     // as far as the compiler knows, so it would not move the next rows' loads above them).
     constexpr int kRowsAtOnce = 4;
@@ -177,11 +180,11 @@ void launch_smallout(CudaOps& ops, const MatmulArgs& a) {
     plan_slice_sums(ops, p);
     const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
     const bool vec = a.in % 4 == 0 && a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
-    if (vec)
-        matmul_smallout_kernel<T, true><<<grid, kSmallOutWarps * 32, 0, ops.stream()>>>(p);
-    else
-        matmul_smallout_kernel<T, false><<<grid, kSmallOutWarps * 32, 0, ops.stream()>>>(p);
-    NIWA_CUDA_LAUNCHED("matmul_smallout_kernel");
+    const dim3 block(kSmallOutWarps * 32);
+    NIWA_CUDA_CHECK(vec ? launch_overlapping(ops.overlap_launches(), matmul_smallout_kernel<T, true>, grid,
+                                             block, 0, ops.stream(), p)
+                        : launch_overlapping(ops.overlap_launches(), matmul_smallout_kernel<T, false>, grid,
+                                             block, 0, ops.stream(), p));
 }
 
 constexpr int kTile = 64;   // fp32 prefill: output tile kTile (weight rows) x kTile (x rows)
