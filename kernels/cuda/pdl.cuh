@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include <utility>
+
 namespace niwa::kernels::cuda {
 
 __device__ __forceinline__ void pdl_release() {
@@ -23,22 +25,41 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
-// Launches kernel<<<grid, block, smem, stream>>>(args...), allowed to overlap the kernel
-// before it when `overlap` (the kernel must call pdl_wait() before reading earlier outputs).
+// Launches kernel<<<grid, block, smem, stream>>>(args...) in clusters of `cluster` blocks along
+// x (1: no clusters; sm_90 and later), allowed to overlap the kernel before it when `overlap`
+// (the kernel must call pdl_wait() before reading earlier outputs).
 template <typename... Params, typename... Args>
-cudaError_t launch_overlapping(bool overlap, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
-                               cudaStream_t stream, Args&&... args) {
+cudaError_t launch_clustered(bool overlap, unsigned cluster, void (*kernel)(Params...), dim3 grid, dim3 block,
+                             size_t smem, cudaStream_t stream, Args&&... args) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
+    if (cluster > 1) {
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = cluster;
+        attr[n].val.clusterDim.y = 1;
+        attr[n].val.clusterDim.z = 1;
+        ++n;
+    }
+    if (overlap) {
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n].val.programmaticStreamSerializationAllowed = 1;
+        ++n;
+    }
     cfg.attrs = attr;
-    cfg.numAttrs = overlap ? 1 : 0;
+    cfg.numAttrs = n;
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+// The same without clusters.
+template <typename... Params, typename... Args>
+cudaError_t launch_overlapping(bool overlap, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                               cudaStream_t stream, Args&&... args) {
+    return launch_clustered(overlap, 1, kernel, grid, block, smem, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace niwa::kernels::cuda

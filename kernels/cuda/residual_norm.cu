@@ -248,22 +248,10 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
         const int width = static_cast<int>(x.cols / k);
         const size_t slice_smem = static_cast<size_t>((width + 1) & ~1) * 3 * sizeof(float);
         with_hadamard_block(r.block, [&](auto b) {
-            const auto kernel = residual_norm_cluster_kernel<decltype(b)::value>;
-            cudaLaunchConfig_t cfg{};
-            cfg.gridDim = dim3(static_cast<unsigned>(k), static_cast<unsigned>(x.rows));
-            cfg.blockDim = dim3(kClusterThreads);
-            cfg.dynamicSmemBytes = slice_smem;
-            cfg.stream = stream_;
-            cudaLaunchAttribute attr[2];
-            attr[0].id = cudaLaunchAttributeClusterDimension;
-            attr[0].val.clusterDim.x = static_cast<unsigned>(k);
-            attr[0].val.clusterDim.y = 1;
-            attr[0].val.clusterDim.z = 1;
-            attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            attr[1].val.programmaticStreamSerializationAllowed = 1;
-            cfg.attrs = attr;
-            cfg.numAttrs = overlap_launches() ? 2 : 1;
-            NIWA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, a, width));
+            NIWA_CUDA_CHECK(launch_clustered(overlap_launches(), static_cast<unsigned>(k),
+                                             residual_norm_cluster_kernel<decltype(b)::value>,
+                                             dim3(static_cast<unsigned>(k), static_cast<unsigned>(x.rows)),
+                                             dim3(kClusterThreads), slice_smem, stream_, a, width));
         });
         NIWA_CUDA_LAUNCHED("residual_norm_cluster_kernel");
         return;
