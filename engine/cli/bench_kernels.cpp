@@ -91,8 +91,8 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
         if (w.type != kernels::DType(type))
             layouts.push_back(random_weight(*ops, kernels::DType(type), in, rows, /*as_loaded=*/false));
         for (const kernels::Weight& lw : layouts)
-            for (int n : {1, 8, 24}) {
-                const kernels::KernelTiming t = kernels::time_matmul(*ops, lw, n, kIters);
+            for (const int64_t n : batches) {
+                const kernels::KernelTiming t = kernels::time_matmul(*ops, lw, int(n), kIters);
                 nlohmann::ordered_json r;
                 r["type"] = kernels::dtype_name(lw.type);
                 r["in"] = in;
@@ -102,10 +102,10 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
                 r["gb_s"] = t.bytes / t.seconds / 1e9;
                 r["fraction"] = t.bytes / t.seconds / bandwidth;
                 if (!json)
-                    std::printf("matmul %-6s %6lldx%-6lld n=%-2d %8.1f us  %7.0f GB/s  %5.1f%%\n",
+                    std::printf("matmul %-6s %6lldx%-6lld n=%-2lld %8.1f us  %7.0f GB/s  %5.1f%%\n",
                                 r["type"].get<std::string>().c_str(), static_cast<long long>(rows),
-                                static_cast<long long>(in), n, t.seconds * 1e6, t.bytes / t.seconds / 1e9,
-                                100.0 * t.bytes / t.seconds / bandwidth);
+                                static_cast<long long>(in), static_cast<long long>(n), t.seconds * 1e6,
+                                t.bytes / t.seconds / 1e9, 100.0 * t.bytes / t.seconds / bandwidth);
                 out["matmul"].push_back(r);
             }
         for (size_t i = 1; i < layouts.size(); ++i) ops->free(const_cast<void*>(layouts[i].data));

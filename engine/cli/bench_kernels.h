@@ -1,6 +1,6 @@
 // `niwa-engine bench --kernels`: the kernels one at a time on the model's own shapes. Decode:
-// every distinct ternary matmul at 1, 8 and 24 rows, paged attention and the recurrent delta
-// rule at the bench's batch sizes and context, each against the copy bandwidth. Prefill: each
+// every distinct ternary matmul, paged attention and the recurrent delta rule at the bench's
+// batch sizes (rows of x) and context, each against the copy bandwidth. Prefill: each
 // matmul at 48, 128 and --step-tokens rows through both prefill paths (cuBLAS, tiles), attention
 // over 2048 and 8192 new tokens, the chunked delta rule over 2048, in FLOP/s.
 #pragma once

@@ -13,8 +13,9 @@ struct KernelTiming {
 };
 
 // Times ops.matmul(w, x, y) on `ops` (a CUDA backend; anything else throws) for x of n_rows
-// random rows, with CUDA events on the backend's stream, after one warm-up call; `iters`
-// calls back to back, the mean returned. w must live in the backend's memory.
+// random rows, with CUDA events on the backend's stream, after a warm-up; `iters` calls back
+// to back, the mean returned. The calls go round copies of w that fill twice the L2, so each
+// reads its weight from DRAM as in a step. w must live in the backend's memory.
 KernelTiming time_matmul(Ops& ops, const Weight& w, int n_rows, int iters);
 
 }  // namespace niwa::kernels
