@@ -39,6 +39,7 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     const char* decode = std::getenv("NIWA_DECODE_GEMM");
     if (decode && std::string(decode) == "registers") decode_gemm_ = DecodeGemm::Registers;
     if (decode && std::string(decode) == "staged") decode_gemm_ = DecodeGemm::Staged;
+    if (decode && std::string(decode) == "ring") decode_gemm_ = DecodeGemm::Ring;
 }
 
 CudaOps::~CudaOps() {

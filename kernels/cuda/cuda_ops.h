@@ -47,14 +47,13 @@ public:
     enum class PrefillGemm { Auto, Cublas, Tiles };
     PrefillGemm prefill_gemm() const { return prefill_gemm_; }
     void set_prefill_gemm(PrefillGemm g) { prefill_gemm_ = g; }
-    // Which kernel multiplies PQ2_0S weights by at most 32 rows: Auto takes the register kernel
-    // (matmul_decode_split.cu) for one row of x, matrices of kDecodeRegistersBytes or more, or
-    // rows of kDecodeRegistersInputs or more, and the staged one (matmul_decode.cu) otherwise,
-    // each measured faster there (docs/BENCHMARKS.md); Registers and
-    // Staged force one, for tests and measurements (NIWA_DECODE_GEMM=registers|staged).
-    enum class DecodeGemm { Auto, Registers, Staged };
-    static constexpr size_t kDecodeRegistersBytes = size_t(32) << 20;
-    static constexpr int64_t kDecodeRegistersInputs = 16384;
+    // Which kernel multiplies PQ2_0S weights by at most 32 rows of x: the register kernel
+    // (matmul_decode_split.cu), its ring form (the same arithmetic, whole runs streamed through
+    // shared memory; where the device holds it, else the register kernel) or the staged kernel
+    // (matmul_decode.cu). Auto picks per shape and row count as measured fastest on the H200
+    // (decode_kernel in matmul.cu, docs/BENCHMARKS.md); the others force one, for tests and
+    // measurements (NIWA_DECODE_GEMM=registers|ring|staged).
+    enum class DecodeGemm { Auto, Registers, Ring, Staged };
     DecodeGemm decode_gemm() const { return decode_gemm_; }
     void set_decode_gemm(DecodeGemm g) { decode_gemm_ = g; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs

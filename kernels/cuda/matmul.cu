@@ -1,7 +1,7 @@
 // matmul: argument checks, the choice of kernel, and the fp32 kernels (Precision::Fp32, and
 // non-ternary weights at decode sizes). Ternary decode runs on tensor cores: PQ2_0S matrices
-// at one row of x, of 32 MiB or more, or of 16K inputs or more in matmul_decode_split.cu, the
-// rest in matmul_decode.cu (CudaOps::DecodeGemm).
+// in matmul_decode_split.cu or matmul_decode.cu as decode_kernel chooses, other ternary
+// layouts in matmul_decode.cu.
 // Larger batches in Mixed precision run through cuBLAS on dequantized weights (matmul_cublas.cu),
 // or the tensor-core tiles of matmul_prefill.cu when asked.
 //
@@ -268,6 +268,27 @@ void check_alignment(const Weight& w) {
                 "-byte aligned");
 }
 
+// The decode kernel for a PQ2_0S matrix at a.n <= 32 rows of x. Chosen by whole decode steps on
+// the H200 (`bench`, 27B layout; docs/BENCHMARKS.md, ninth pass), not by each kernel alone:
+// alone (`bench --kernels`) the register kernel is the fastest on the FFN's gate+up at every row
+// count, yet inside a step it made batch 24 7 % slower than the staged kernel there.
+// - one or two rows: the register kernel (two rows: 287.6 tok/s, the ring 281.9, the staged
+//   kernel 272.1);
+// - the output head (>= 128 MiB) and rows of 16K inputs or more (the FFN's down): the ring;
+// - 20 MiB or more (GDN's qkv+z, the FFN's gate+up) up to 16 rows: the ring;
+// - the rest (smaller matrices, and the large ones at 17-32 rows): the staged kernel.
+// Against the staged kernel from two rows on: batch 4 +5.3 %, 8 +2.9 %, 16 +1.6 %, 24 and 32
+// the same. The ring falls back to the register kernel where the device cannot hold it
+// (sm_120).
+CudaOps::DecodeGemm decode_kernel(const MatmulArgs& a) {
+    using G = CudaOps::DecodeGemm;
+    const size_t bytes = static_cast<size_t>(a.out) * a.stride;
+    if (a.n <= 2) return G::Registers;
+    if (bytes >= (size_t(128) << 20) || a.in >= 16384) return G::Ring;
+    if (bytes >= (size_t(20) << 20) && a.n <= 16) return G::Ring;
+    return G::Staged;
+}
+
 }  // namespace
 
 void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
@@ -293,14 +314,9 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     }
     const bool mixed = precision_ == Precision::Mixed;
     if (mixed && a.n <= kDecodeMaxRows && a.type == DType::PQ2_0S) {
-        // Measured (docs/BENCHMARKS.md, sixth pass): the register kernel is faster for every
-        // shape at one row of x, for large matrices, and for long rows (the FFN's down: 17
-        // slices); the staged one for the rest at 8-32 rows.
-        const bool registers = a.n == 1 || static_cast<size_t>(a.out) * a.stride >= kDecodeRegistersBytes ||
-                               a.in >= kDecodeRegistersInputs;
-        if (decode_gemm_ == DecodeGemm::Registers || (decode_gemm_ == DecodeGemm::Auto && registers))
-            return launch_split_decode(*this, a);
-        return launch_ternary_decode(*this, a);
+        const DecodeGemm k = decode_gemm_ == DecodeGemm::Auto ? decode_kernel(a) : decode_gemm_;
+        if (k == DecodeGemm::Staged) return launch_ternary_decode(*this, a);
+        return launch_split_decode(*this, a, k == DecodeGemm::Ring);
     }
     if (mixed && a.n <= kDecodeMaxRows && is_ternary(a.type)) return launch_ternary_decode(*this, a);
     if (mixed && a.n > kDecodeMaxRows) {

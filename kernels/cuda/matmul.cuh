@@ -72,8 +72,9 @@ void for_each_row_group(const MatmulArgs& a, int64_t rows, F&& f) {
 // K, rows staged through shared memory.
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a);
 // PQ2_0S weights (what the model loads PQ2_0 files as), n <= kDecodeMaxRows: the same
-// arithmetic, codes and scales loaded straight into registers.
-void launch_split_decode(CudaOps& ops, const MatmulArgs& a);
+// arithmetic, codes and scales loaded straight into registers; with `ring`, through per-warp
+// shared-memory rings where the rows are whole runs and the device holds them.
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring);
 // Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a);
 // Any weight type: dequantized to fp16 scratch, one cuBLAS GEMM per slab of rows that fits

@@ -75,7 +75,7 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
     // at a time with every load issued before the first store: at 24 rows a warp has 24 items,
     // whose loads one by one were 24 trips to memory (measured: 14 % of the register kernel's
     // samples at 24 rows, one instruction waiting on them).
-    constexpr int kBatch = 8;
+    constexpr int kBatch = NT == 1 ? 1 : 8;  // one x row: a block's 8+ warps take an item each
     const int items = rows * nqb;
     for (int i0 = warp; i0 < items; i0 += kBatch * warps) {
         float v[kBatch][4];

@@ -1,14 +1,15 @@
-// Ternary matmul at decode sizes (n <= 32 rows of x, Precision::Mixed) for PQ2_0S matrices at
-// one row of x, of 32 MiB or more (the FFN's gate + up, the output head) or with rows of 16K
-// inputs or more (the FFN's down); PQ2_0S is the layout the model loads PQ2_0 files in,
+// Ternary matmul at decode sizes (n <= 32 rows of x, Precision::Mixed) for PQ2_0S matrices, where
+// matmul.cu's decode_kernel measured it faster than the staged kernel (matmul_decode.cu): one row
+// of x, large matrices, long rows; PQ2_0S is the layout the model loads PQ2_0 files in,
 // formats.h. The grid, x's staging and the arithmetic are matmul_decode.cuh's, as for the staged
-// kernel (matmul_decode.cu, measured faster on smaller matrices at 8-32 rows, where its whole
-// first tile is in flight before x is staged); what differs is how the weight arrives. A PQ2_0S
-// slice of a row is one 16-byte aligned run, so thread (g, tig) reads its two code words of a
-// quant block of row g as one 8-byte load, and the run's scales as 8 bytes per half slice,
-// straight into registers: no shared-memory staging. A warp takes its tiles half a slice (4
-// quant blocks, 2 KB of the weight) at a time and loads the next half while it multiplies this
-// one.
+// kernel; what differs is how the weight arrives. A PQ2_0S slice of a row is one 16-byte aligned
+// run, so thread (g, tig) reads its two code words of a quant block of row g as one 8-byte load,
+// and the run's scales as 8 bytes per half slice, straight into registers: no shared-memory
+// staging. A warp takes its tiles half a slice (4 quant blocks, 2 KB of the weight) at a time and
+// loads the next half while it multiplies this one. The ring kernel does the same arithmetic on
+// units that stream through shared memory (cp.async), more of them in flight and none in
+// registers: faster from two rows on the output head and at 4-16 rows on whole-run matrices of
+// 20 MiB or more, slower at one row (the extra trip through shared memory).
 #include <algorithm>
 #include <atomic>
 
@@ -102,6 +103,120 @@ __device__ __forceinline__ const uint8_t* run_of(const MatmulArgs& a, int64_t ro
            static_cast<size_t>(slice) * kSplitRunBytes;
 }
 
+// Whole runs stream through a ring of units in shared memory per warp (cp.async), so the units
+// in flight hold no registers: kRing(NT) slots, kRing - 1 units ahead of the one multiplied.
+// A slot: the unit's codes, row r's 128 bytes at r * 128 with its 16-byte chunk c at
+// c ^ ring_swizzle(r) (thread (g, tig)'s 8-byte reads of rows g of one instruction then meet
+// every bank once), and the rows' four scales, 8 bytes a row.
+constexpr int kRingCodeBytes = kTileRows * 32 * kUnitBlocks;
+constexpr int kRingSlotBytes = kRingCodeBytes + kTileRows * 8;
+
+__host__ __device__ constexpr int ring_units(int nt) {
+    return nt == 4 ? 2 : 3;  // two blocks an SM fit at 4 x tiles only with two
+}
+__host__ __device__ constexpr int ring_blocks_per_sm(int nt) {
+    return nt == 1 ? 3 : 2;
+}
+__host__ __device__ constexpr size_t ring_smem_bytes(int nt) {
+    return decode_x_bytes(nt) + static_cast<size_t>(kWarps) * ring_units(nt) * kRingSlotBytes + 16;
+}
+__device__ __forceinline__ int ring_swizzle(int row) {
+    return (row & 3) << 1;
+}
+
+// Copies unit `half` of tile `tile` (whole runs) into `slot`: lane L the chunks L + 32 k of the
+// codes (row L / 8 + 4 k, chunk L % 8) and, lanes 0-15, row L's 8 bytes of scales.
+__device__ __forceinline__ void issue_unit(const MatmulArgs& a, int64_t tile, int slice, int half,
+                                           uint8_t* slot, int lane) {
+    const int c = lane & 7;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const int r = (lane >> 3) + 4 * k;
+        const uint8_t* run = run_of(a, tile * kTileRows + r, slice);
+        cp_async16(slot + r * 128 + 16 * (c ^ ring_swizzle(r)), run + kSplitScaleBytes + 128 * half + 16 * c);
+    }
+    if (lane < kTileRows) {
+        const uint8_t* run = run_of(a, tile * kTileRows + lane, slice);
+        cp_async8(slot + kRingCodeBytes + 8 * lane, run + 8 * half);
+    }
+}
+
+// Thread (g, tig)'s share of a unit in its slot: what load_unit reads from memory.
+__device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, Unit& u) {
+#pragma unroll
+    for (int j = 0; j < kUnitBlocks; ++j) {
+        const int chunk = 2 * j + (tig >> 1), at = 8 * (tig & 1);
+        u.c0[j] = *reinterpret_cast<const uint2*>(slot + g * 128 + 16 * (chunk ^ ring_swizzle(g)) + at);
+        u.c1[j] =
+            *reinterpret_cast<const uint2*>(slot + (g + 8) * 128 + 16 * (chunk ^ ring_swizzle(g + 8)) + at);
+    }
+    u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
+    u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
+}
+
+// The ring kernel, for matrices of whole runs (rows of a multiple of 1024 inputs) on devices
+// with the shared memory for it: each warp's units (tile t0 + warp + kWarps k, halves 0 and 1)
+// stream through its ring, kRing - 1 ahead, the first of them before x is staged (and before the
+// kernel writing x has finished, when launched to overlap it: pdl.cuh). ring_blocks_per_sm
+// blocks an SM: three at one x tile (80 registers), two at more.
+template <int NT>
+__global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_decode_kernel(DecodeParams p) {
+    constexpr int kRing = ring_units(NT);
+    extern __shared__ __align__(16) uint8_t smem[];
+    auto* xs = reinterpret_cast<uint32_t*>(smem);
+    auto* bias = reinterpret_cast<float*>(xs + NT * 8 * kXWords);  // [quant block][x row]
+    const MatmulArgs& a = p.a;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = lane >> 2, tig = lane & 3;
+    const int group = blockIdx.x, slice = blockIdx.y;
+    const int qb0 = slice * kSliceBlocks;
+    const int nqb = min(kSliceBlocks, static_cast<int>(a.in / kQuantBlock) - qb0);
+    const int64_t t0 = p.tiles * group / p.groups, t1 = p.tiles * (group + 1) / p.groups;
+    const uint32_t* xw = xs + g * kXWords + 8 * tig;
+    uint8_t* ring = smem + decode_x_bytes(NT) + warp * kRing * kRingSlotBytes;
+    // The warp's units: u = 2 k + half of tile t0 + warp + kWarps k.
+    const int64_t first = t0 + warp;
+    const int units = first < t1 ? 2 * static_cast<int>((t1 - first + kWarps - 1) / kWarps) : 0;
+    auto tile_of = [&](int u) { return first + static_cast<int64_t>(kWarps) * (u >> 1); };
+
+    pdl_release();
+#pragma unroll
+    for (int u = 0; u < kRing - 1; ++u) {
+        if (u < units) issue_unit(a, tile_of(u), slice, u & 1, ring + u * kRingSlotBytes, lane);
+        cp_async_commit();
+    }
+    pdl_wait();
+    stage_x<NT, WordPairs::Adjacent>(a, qb0, nqb, xs, bias);
+
+    float acc[NT][4];
+    zero(acc);
+    {
+        int slot = 0;
+        for (int u = 0; u < units; ++u) {
+            const int ahead = u + kRing - 1;
+            if (ahead < units)
+                issue_unit(a, tile_of(ahead), slice, ahead & 1, ring + (ahead % kRing) * kRingSlotBytes,
+                           lane);
+            cp_async_commit();
+            cp_async_wait<kRing - 1>();
+            __syncwarp();
+            Unit cur;
+            read_unit(ring + slot * kRingSlotBytes, g, tig, cur);
+            const int half = u & 1;
+            unit_product<NT>(cur, kUnitBlocks, xw + 64 * kUnitBlocks * half,
+                             bias + kUnitBlocks * half * NT * 8, tig, acc);
+            if (half == 1) {
+                store_tile<NT>(p, slice, tile_of(u), g, tig, acc);
+                zero(acc);
+            }
+            __syncwarp();  // every lane has read the slot before it is filled again
+            slot = slot + 1 == kRing ? 0 : slot + 1;
+        }
+    }
+    cp_async_wait<0>();
+    sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + ring_smem_bytes(NT) - 16));
+}
+
 // Two blocks an SM (up to 128 registers): a unit in flight while the other is multiplied. With
 // three (80 registers, as before the two units alternated) the compiler spilled, and earlier kept
 // the next unit's loads behind the multiply, so each unit waited a full trip to memory.
@@ -170,36 +285,58 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
     sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + decode_x_bytes(NT)));
 }
 
-// Blocks of the kernel one SM holds, per device and x tile count (asked once).
-template <int NT>
-int blocks_per_sm(CudaOps& ops, size_t smem) {
-    static std::atomic<int> cached[64] = {};
+// Blocks of `kernel` one SM holds with `smem` bytes each, per device (asked once; `cached` is
+// the kernel's own). 0 when none fits.
+template <typename K>
+int blocks_per_sm(CudaOps& ops, K* kernel, size_t smem, std::atomic<int> (&cached)[64]) {
     std::atomic<int>& c = cached[ops.device() & 63];
     int n = c.load();
     if (n == 0) {
-        NIWA_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, split_decode_kernel<NT>, kWarps * 32, smem));
-        n = std::max(n, 1);
+        if (smem > ops.props().sharedMemPerBlockOptin) {
+            n = -1;
+        } else {
+            NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kWarps * 32, smem));
+            if (n == 0) n = -1;
+        }
         c.store(n);
     }
-    return n;
+    return std::max(n, 0);
+}
+
+// Launches `kernel` over one wave of blocks (measured: fewer, fuller blocks for small matrices
+// are slower).
+template <typename K>
+void launch_wave(CudaOps& ops, K* kernel, const MatmulArgs& pass, size_t smem, int blocks_per_sm) {
+    const DecodeParams p = plan_decode(ops, pass, ops.props().multiProcessorCount * blocks_per_sm);
+    const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
+    NIWA_CUDA_CHECK(
+        launch_overlapping(ops.overlap_launches(), kernel, grid, dim3(kWarps * 32), smem, ops.stream(), p));
 }
 
 }  // namespace
 
-void launch_split_decode(CudaOps& ops, const MatmulArgs& a) {
+// The ring kernel where the rows are whole runs, the backend may choose it and the device holds
+// it at its full occupancy (an H200: yes; an RTX 5070's 100 KB an SM: no); the register kernel
+// otherwise.
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring) {
     for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
         with_x_tiles(static_cast<int>((pass.n + 7) / 8), [&](auto x_tiles) {
             constexpr int NT = decltype(x_tiles)::value;
+            if (ring && pass.in % (kSliceBlocks * kQuantBlock) == 0) {
+                static std::atomic<uint64_t> configured{0};
+                static std::atomic<int> fits[64] = {};
+                if (ops.props().sharedMemPerBlockOptin >= ring_smem_bytes(NT))
+                    allow_max_smem(ops, ring_decode_kernel<NT>, configured);
+                const int n = blocks_per_sm(ops, ring_decode_kernel<NT>, ring_smem_bytes(NT), fits);
+                if (n >= ring_blocks_per_sm(NT))
+                    return launch_wave(ops, ring_decode_kernel<NT>, pass, ring_smem_bytes(NT), n);
+            }
             const size_t smem = decode_x_bytes(NT) + 16;
             static std::atomic<uint64_t> configured{0};
+            static std::atomic<int> cached[64] = {};
             allow_max_smem(ops, split_decode_kernel<NT>, configured);
-            // One wave of blocks (measured: fewer, fuller blocks for small matrices are slower).
-            const DecodeParams p =
-                plan_decode(ops, pass, ops.props().multiProcessorCount * blocks_per_sm<NT>(ops, smem));
-            const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
-            NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), split_decode_kernel<NT>, grid,
-                                               dim3(kWarps * 32), smem, ops.stream(), p));
+            launch_wave(ops, split_decode_kernel<NT>, pass, smem,
+                        std::max(1, blocks_per_sm(ops, split_decode_kernel<NT>, smem, cached)));
         });
     });
 }

@@ -68,6 +68,11 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* global) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(global));
 }
 
+// 8 bytes global -> shared (both 8-byte aligned).
+__device__ __forceinline__ void cp_async8(void* smem, const void* global) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem_addr(smem)), "l"(global));
+}
+
 __device__ __forceinline__ void cp_async_commit() {
     asm volatile("cp.async.commit_group;\n" ::);
 }

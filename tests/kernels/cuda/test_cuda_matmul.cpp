@@ -239,20 +239,34 @@ private slots:
 
     // PQ2_0S at decode sizes through each kernel on its own (CudaOps::DecodeGemm says which takes
     // what): both against the CPU and against each other.
-    // Short last runs (384, 1152, 8704 inputs), odd row counts, one to 32 rows of x.
+    // Short last runs (384, 1152, 8704 inputs), odd row counts, one to 32 rows of x; the ring
+    // kernel at 1-4 x tiles (whole runs: 1024, 2048, 3072, 5120 inputs).
     void decodePaths() {
         Backends b(Precision::Mixed);
         auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
         const Case cases[] = {
-            {50, 384, 1, 16, 0, 5, 3},    {333, 1024, 7, 0, 0, 0, 0},  {129, 1152, 32, 8, 0, 3, 1},
-            {2048, 5120, 24, 0, 0, 0, 0}, {5120, 8704, 1, 0, 0, 0, 0}, {1030, 1280, 9, 0, 0, 0, 0},
-            {4096, 2048, 17, 0, 0, 0, 0},
+            {50, 384, 1, 16, 0, 5, 3},    {333, 1024, 7, 0, 0, 0, 0},   {129, 1152, 32, 8, 0, 3, 1},
+            {2048, 5120, 24, 0, 0, 0, 0}, {5120, 8704, 1, 0, 0, 0, 0},  {1030, 1280, 9, 0, 0, 0, 0},
+            {4096, 2048, 17, 0, 0, 0, 0}, {640, 3072, 12, 32, 0, 4, 5}, {1000, 2048, 30, 0, 0, 0, 0},
         };
         for (const Case& c : cases) {
             std::mt19937 rng_r(5000), rng_s(5000);
-            std::vector<float> via_registers, via_staged;
+            std::mt19937 rng_g(5000);
+            std::vector<float> via_registers, via_staged, via_ring;
             cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Registers);
             const double err_r = run_case(b, DType::PQ2_0S, c, rng_r, &via_registers);
+            // The ring kernel (whole runs: 1024, 2048, 5120 inputs here) does the register
+            // kernel's arithmetic in its order: bit for bit the same.
+            cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Ring);
+            run_case(b, DType::PQ2_0S, c, rng_g, &via_ring);
+            const bool same =
+                via_ring.size() == via_registers.size() &&
+                std::memcmp(via_ring.data(), via_registers.data(), via_ring.size() * sizeof(float)) == 0;
+            QVERIFY2(same, qPrintable(QString("%1x%2 n=%3: the ring kernel differs by %4")
+                                          .arg(c.out)
+                                          .arg(c.in)
+                                          .arg(c.n)
+                                          .arg(relative_gap(via_ring, via_registers))));
             cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Staged);
             const double err_s = run_case(b, DType::PQ2_0S, c, rng_s, &via_staged);
             const double apart = relative_gap(via_registers, via_staged);
