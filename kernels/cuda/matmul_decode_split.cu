@@ -8,8 +8,8 @@
 // staging. A warp takes its tiles half a slice (4 quant blocks, 2 KB of the weight) at a time and
 // loads the next half while it multiplies this one. The ring kernel does the same arithmetic on
 // units that stream through shared memory (cp.async), more of them in flight and none in
-// registers: faster from two rows on the output head and at 4-16 rows on whole-run matrices of
-// 20 MiB or more, slower at one row (the extra trip through shared memory).
+// registers: faster in whole steps on the large matrices from three rows (decode_kernel in
+// matmul.cu says where), slower at one and two rows.
 #include <algorithm>
 #include <atomic>
 
