@@ -103,6 +103,36 @@ __device__ __forceinline__ const uint8_t* run_of(const MatmulArgs& a, int64_t ro
            static_cast<size_t>(slice) * kSplitRunBytes;
 }
 
+// Where a thread of either kernel works: its block's slice of x in shared memory (xs, bias)
+// and its group's tiles [t0, t1), its warp and place in the warp, and its x words (xw).
+template <int NT>
+struct BlockPlace {
+    uint32_t* xs;
+    float* bias;  // [quant block][x row]
+    int warp, lane, g, tig, group, slice, qb0, nqb;
+    int64_t t0, t1;
+    const uint32_t* xw;
+};
+
+template <int NT>
+__device__ __forceinline__ BlockPlace<NT> place_of(const DecodeParams& p, uint8_t* smem) {
+    BlockPlace<NT> b;
+    b.xs = reinterpret_cast<uint32_t*>(smem);
+    b.bias = reinterpret_cast<float*>(b.xs + NT * 8 * kXWords);
+    b.warp = threadIdx.x >> 5;
+    b.lane = threadIdx.x & 31;
+    b.g = b.lane >> 2;
+    b.tig = b.lane & 3;
+    b.group = blockIdx.x;
+    b.slice = blockIdx.y;
+    b.qb0 = b.slice * kSliceBlocks;
+    b.nqb = min(kSliceBlocks, static_cast<int>(p.a.in / kQuantBlock) - b.qb0);
+    b.t0 = p.tiles * b.group / p.groups;
+    b.t1 = p.tiles * (b.group + 1) / p.groups;
+    b.xw = b.xs + b.g * kXWords + 8 * b.tig;
+    return b;
+}
+
 // Whole runs stream through a ring of units in shared memory per warp (cp.async), so the units
 // in flight hold no registers: kRing(NT) slots, kRing - 1 units ahead of the one multiplied.
 // A slot: the unit's codes, row r's 128 bytes at r * 128 with its 16-byte chunk c at
@@ -163,16 +193,8 @@ template <int NT>
 __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_decode_kernel(DecodeParams p) {
     constexpr int kRing = ring_units(NT);
     extern __shared__ __align__(16) uint8_t smem[];
-    auto* xs = reinterpret_cast<uint32_t*>(smem);
-    auto* bias = reinterpret_cast<float*>(xs + NT * 8 * kXWords);  // [quant block][x row]
+    const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
     const MatmulArgs& a = p.a;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int g = lane >> 2, tig = lane & 3;
-    const int group = blockIdx.x, slice = blockIdx.y;
-    const int qb0 = slice * kSliceBlocks;
-    const int nqb = min(kSliceBlocks, static_cast<int>(a.in / kQuantBlock) - qb0);
-    const int64_t t0 = p.tiles * group / p.groups, t1 = p.tiles * (group + 1) / p.groups;
-    const uint32_t* xw = xs + g * kXWords + 8 * tig;
     uint8_t* ring = smem + decode_x_bytes(NT) + warp * kRing * kRingSlotBytes;
     // The warp's units: u = 2 k + half of tile t0 + warp + kWarps k.
     const int64_t first = t0 + warp;
@@ -223,16 +245,8 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
 template <int NT>
 __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p) {
     extern __shared__ __align__(16) uint8_t smem[];
-    auto* xs = reinterpret_cast<uint32_t*>(smem);
-    auto* bias = reinterpret_cast<float*>(xs + NT * 8 * kXWords);  // [quant block][x row]
+    const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
     const MatmulArgs& a = p.a;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int g = lane >> 2, tig = lane & 3;
-    const int group = blockIdx.x, slice = blockIdx.y;
-    const int qb0 = slice * kSliceBlocks;
-    const int nqb = min(kSliceBlocks, static_cast<int>(a.in / kQuantBlock) - qb0);
-    const int64_t t0 = p.tiles * group / p.groups, t1 = p.tiles * (group + 1) / p.groups;
-    const uint32_t* xw = xs + g * kXWords + 8 * tig;
 
     pdl_release();
     // The warp's tiles are t0 + warp + k kWarps, each two units (halves of the slice). The first
