@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [bench] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,6 +47,21 @@ bench() {
   $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 ${NIWA_BENCH_ARGS:-} --json \
     2>"$out/bench-27b.log" | tee "$out/bench-27b.json"
   git -C . rev-parse HEAD >"$out/commit.txt" 2>/dev/null || true
+}
+
+decode_kernels() {
+  # Each decode matmul kernel forced in turn (CudaOps::DecodeGemm), and the choice decode_kernel
+  # makes: every matmul shape alone and whole decode steps, at 1-32 rows (the ninth pass of
+  # docs/BENCHMARKS.md chose the kernels from the whole steps).
+  local e=build-gpu/engine/niwa-engine k
+  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  for k in auto registers ring staged; do
+    NIWA_DECODE_GEMM=$k $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 32 --kernels \
+      --batch 1,2,4,8,16,24,32 --prompt 0 --json 2>"$out/decode-kernels-$k.log" >"$out/decode-kernels-$k.json"
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(sys.argv[2], "decode tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in d["decode"]])' \
+      "$out/decode-kernels-$k.json" "$k"
+  done
 }
 
 smoke() {
