@@ -339,8 +339,7 @@ void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring) {
             if (ring && pass.in % (kSliceBlocks * kQuantBlock) == 0) {
                 static std::atomic<uint64_t> configured{0};
                 static std::atomic<int> fits[64] = {};
-                if (ops.props().sharedMemPerBlockOptin >= ring_smem_bytes(NT))
-                    allow_max_smem(ops, ring_decode_kernel<NT>, configured);
+                allow_max_smem(ops, ring_decode_kernel<NT>, configured);
                 const int n = blocks_per_sm(ops, ring_decode_kernel<NT>, ring_smem_bytes(NT), fits);
                 if (n >= ring_blocks_per_sm(NT))
                     return launch_wave(ops, ring_decode_kernel<NT>, pass, ring_smem_bytes(NT), n);
