@@ -277,8 +277,8 @@ void check_alignment(const Weight& w) {
 // - the output head (>= 128 MiB) and rows of 16K inputs or more (the FFN's down): the ring;
 // - 20 MiB or more (GDN's qkv+z, the FFN's gate+up) up to 16 rows: the ring;
 // - the rest (smaller matrices, and the large ones at 17-32 rows): the staged kernel.
-// Against the staged kernel from two rows on: batch 4 +5.3 %, 8 +2.9 %, 16 +1.6 %, 24 and 32
-// the same. The ring falls back to the register kernel where the device cannot hold it
+// Against the staged kernel at 3-32 rows: batch 4 +5.3 %, 8 +2.9 %, 16 +1.6 %, 24 and 32 the
+// same. The ring falls back to the register kernel where the device cannot hold it
 // (sm_120).
 CudaOps::DecodeGemm decode_kernel(const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
