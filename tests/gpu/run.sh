@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [trace] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -61,6 +61,25 @@ decode_kernels() {
     python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 print(sys.argv[2], "decode tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in d["decode"]])' \
       "$out/decode-kernels-$k.json" "$k"
+  done
+}
+
+trace() {
+  # A kernel timeline of decode steps on the 27B layout, without Nsight Systems: kernel_trace.cpp
+  # records every kernel through CUDA's injection hook (CUPTI), trace_summary.py says what each
+  # kernel adds to a step. One bench run a batch size (NIWA_TRACE_BATCH, default "1 24"); the
+  # raw CSVs stay in /tmp/niwa-trace.
+  local e=build-gpu/engine/niwa-engine cupti b
+  cupti=$(dirname "$(find /usr/local/cuda/ -name 'libcupti.so' | head -n 1)")
+  g++ -std=c++17 -O2 -shared -fPIC -I/usr/local/cuda/include tests/gpu/kernel_trace.cpp -L"$cupti" -lcupti \
+    -Wl,-rpath,"$cupti" -o build-gpu/libkernel_trace.so
+  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  mkdir -p /tmp/niwa-trace
+  for b in ${NIWA_TRACE_BATCH:-1 24}; do
+    CUDA_INJECTION64_PATH="$PWD/build-gpu/libkernel_trace.so" NIWA_TRACE_OUT="/tmp/niwa-trace/b$b.csv" \
+      $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs "$b" --batch "$b" --prompt 0 --steps 16 --json \
+      2>"$out/trace-b$b.log" >"$out/trace-b$b.json"
+    python3 tests/gpu/trace_summary.py "/tmp/niwa-trace/b$b.csv" >"$out/trace-b$b.txt"
   done
 }
 
