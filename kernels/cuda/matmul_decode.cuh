@@ -187,8 +187,54 @@ __device__ __forceinline__ void store_tile(const DecodeParams& p, int slice, int
         }
 }
 
+// Outputs [0, total) of a row group (rows from row0, `rows` of them, column-major) summed over the
+// slices in slice order into y: a thread takes B outputs at a time with C slices' loads in flight
+// (B x C of them), every load issued before any store (a store to y could alias the partials as far
+// as the compiler knows, so it would not move loads past it). The C slices are guarded inside the
+// unrolled body: a loop unrolled by a pragma runs a trip count below its factor one slice at a time.
+template <int B, int C>
+__device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0, int rows, int total) {
+    const MatmulArgs& a = p.a;
+    const int slice_stride = static_cast<int>(a.n * a.out);
+    for (int base = threadIdx.x; base < total; base += B * blockDim.x) {
+        int src[B];
+        int64_t dst[B];
+#pragma unroll
+        for (int b = 0; b < B; ++b) {
+            const int idx = base + b * blockDim.x, c = a.n == 1 ? 0 : idx / rows;
+            const int64_t r = row0 + (idx - c * rows);
+            src[b] = idx < total ? c * static_cast<int>(a.out) + static_cast<int>(r) : -1;
+            dst[b] = c * a.ldy + r;
+        }
+        float s[B] = {};
+        for (int sl0 = 0; sl0 < p.slices; sl0 += C) {
+            float v[C][B];
+#pragma unroll
+            for (int j = 0; j < C; ++j) {
+                const float* part = p.partial + (sl0 + j) * slice_stride;
+#pragma unroll
+                for (int b = 0; b < B; ++b)
+                    v[j][b] = sl0 + j < p.slices && src[b] >= 0 ? __ldcg(part + src[b]) : 0.0f;
+            }
+#pragma unroll
+            for (int j = 0; j < C; ++j)
+                if (sl0 + j < p.slices)
+#pragma unroll
+                    for (int b = 0; b < B; ++b) s[b] += v[j][b];
+        }
+#pragma unroll
+        for (int b = 0; b < B; ++b)
+            if (src[b] >= 0) a.y[dst[b]] = s[b];
+    }
+}
+
 // After a block's last tile: the last slice of its row group to finish sums the partials of
-// tiles [t0, t1) in slice order into y. `flag` is a word of shared memory.
+// tiles [t0, t1) in slice order into y. `flag` is a word of shared memory. Only that block sums,
+// after every slice has finished, so this is the kernel's tail, and each round trip to the L2
+// costs it about a microsecond: 20-24 loads a thread are in flight, as few outputs a thread as cover
+// the group in one pass (the 20 slices of a small output's 16 rows in one round trip; at 24 rows
+// of x a group holds up to ~10^5 outputs). Offsets into the partials fit 32 bits
+// (plan_slice_sums).
 __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
                                            unsigned* flag) {
     if (p.slices == 1) return;
@@ -203,37 +249,16 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
     __syncthreads();
     if (!*flag) return;
     __threadfence();
-    // A thread sums kBatch outputs at once, every load issued before any store (a store to y
-    // could alias the partials as far as the compiler knows, so it would not move loads past it).
-    // A group's outputs (rows x n) fit 32 bits.
     const int64_t row0 = t0 * kTileRows;
     const int rows = static_cast<int>(min(t1 * kTileRows, a.out) - row0),
               total = rows * static_cast<int>(a.n);
-    const int64_t slice_stride = a.n * a.out;
-    constexpr int kBatch = 4;
-    for (int base = threadIdx.x; base < total; base += kBatch * blockDim.x) {
-        int64_t src[kBatch], dst[kBatch];
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b) {
-            const int idx = base + b * blockDim.x, c = a.n == 1 ? 0 : idx / rows;
-            const int64_t r = row0 + (idx - c * rows);
-            src[b] = c * a.out + r;
-            dst[b] = c * a.ldy + r;
-        }
-        float s[kBatch] = {};
-#pragma unroll 4
-        for (int sl = 0; sl < p.slices; ++sl) {
-            float v[kBatch];
-#pragma unroll
-            for (int b = 0; b < kBatch; ++b)
-                v[b] = base + b * blockDim.x < total ? __ldcg(p.partial + src[b] + sl * slice_stride) : 0.0f;
-#pragma unroll
-            for (int b = 0; b < kBatch; ++b) s[b] += v[b];
-        }
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-            if (base + b * blockDim.x < total) a.y[dst[b]] = s[b];
-    }
+    const int threads = static_cast<int>(blockDim.x);
+    if (total <= threads)
+        sum_outputs<1, 20>(p, row0, rows, total);
+    else if (total <= 2 * threads)
+        sum_outputs<2, 10>(p, row0, rows, total);
+    else
+        sum_outputs<4, 6>(p, row0, rows, total);
 }
 
 // Calls f(std::integral_constant<int, NT>{}) for nt x tiles of 8 rows (1..4).
