@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [trace] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [trace] [patterns] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -81,6 +81,13 @@ trace() {
       2>"$out/trace-b$b.log" >"$out/trace-b$b.json"
     python3 tests/gpu/trace_summary.py "/tmp/niwa-trace/b$b.csv" >"$out/trace-b$b.txt"
   done
+}
+
+patterns() {
+  # The decode matmuls' weight reads by access pattern alone, no arithmetic (read_pattern.cu):
+  # the copy bound, the split kernel's units, and the same units stored tile by tile.
+  nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/read_pattern.cu -o build-gpu/read_pattern
+  build-gpu/read_pattern | tee "$out/read-pattern.jsonl"
 }
 
 smoke() {
