@@ -193,6 +193,8 @@ const char* dtype_name(DType t) {
             return "PTQ1_0";
         case DType::PQ2_0S:
             return "PQ2_0S";
+        case DType::PQ2_0T:
+            return "PQ2_0T";
         case DType::I32:
             return "I32";
     }
@@ -207,6 +209,8 @@ int64_t dtype_block_elems(DType t) {
         case DType::PTQ1_0:
         case DType::PQ2_0S:
             return kQuantBlock;
+        case DType::PQ2_0T:
+            return kSplitRunElems;
         default:
             return 1;
     }
@@ -227,6 +231,8 @@ int64_t dtype_block_bytes(DType t) {
             return kPq2BlockBytes;
         case DType::PTQ1_0:
             return kPtq1BlockBytes;
+        case DType::PQ2_0T:
+            return kSplitRunBytes;
     }
     throw std::invalid_argument("unknown dtype " + std::to_string(static_cast<uint32_t>(t)));
 }
@@ -310,10 +316,30 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::PQ2_0S:
             dequantize_pq2_0s(p, dst, n);
             return;
+        case DType::PQ2_0T:
+            throw std::invalid_argument(
+                "dequantize_row: PQ2_0T rows are spread over tiles (dequantize_tiled_row)");
         case DType::I32:
             break;
     }
     throw std::invalid_argument(std::string("dequantize_row: ") + dtype_name(t) + " is not a weight type");
+}
+
+void dequantize_tiled_row(const void* matrix, int64_t n, int64_t row, float* dst) {
+    check_blocks(DType::PQ2_0T, n);
+    const int64_t runs = n / kSplitRunElems;
+    const auto* tile =
+        static_cast<const uint8_t*>(matrix) + static_cast<size_t>(row / kTiledRows * runs) * kTiledRunBytes;
+    const int r = static_cast<int>(row % kTiledRows);
+    for (int64_t s = 0; s < runs; ++s) {
+        const uint8_t* run = tile + static_cast<size_t>(s) * kTiledRunBytes;
+        for (int b = 0; b < kSplitRunBlocks; ++b) {
+            const uint8_t* qs = run + 32 * (kTiledRows * b + r);
+            const float d = fp16_to_f32(load_u16(run + 4096 + 128 * (b / 4) + 8 * r + 2 * (b % 4)));
+            for (int j = 0; j < kQuantBlock; ++j)
+                *dst++ = static_cast<float>(((qs[j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
+        }
+    }
 }
 
 void pack_ternary_row(DType t, const int8_t* trits, const float* scales, void* dst, int64_t n) {
@@ -336,8 +362,37 @@ void pack_ternary_row(DType t, const int8_t* trits, const float* scales, void* d
     }
 }
 
+namespace {
+
+// PQ2_0 rows as a PQ2_0T matrix (formats.h): every block's scale and codes moved to its place.
+std::vector<uint8_t> tile_pq2_0(const uint8_t* src, size_t src_stride, int64_t rows, int64_t n) {
+    const int64_t runs = n / kSplitRunElems, tiles = (rows + kTiledRows - 1) / kTiledRows;
+    std::vector<uint8_t> out(static_cast<size_t>(tiles * runs) * kTiledRunBytes);  // zeros: padding rows
+    for (int64_t row = 0; row < rows; ++row) {
+        const uint8_t* blk = src + static_cast<size_t>(row) * src_stride;
+        uint8_t* tile = out.data() + static_cast<size_t>(row / kTiledRows * runs) * kTiledRunBytes;
+        const int r = static_cast<int>(row % kTiledRows);
+        for (int64_t b = 0; b < n / kQuantBlock; ++b, blk += kPq2BlockBytes) {
+            uint8_t* run = tile + static_cast<size_t>(b / kSplitRunBlocks) * kTiledRunBytes;
+            const int i = static_cast<int>(b % kSplitRunBlocks);
+            std::memcpy(run + 4096 + 128 * (i / 4) + 8 * r + 2 * (i % 4), blk, 2);
+            std::memcpy(run + 32 * (kTiledRows * i + r), blk + 2, 32);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 std::vector<uint8_t> convert_rows(DType from, DType to, const void* src, size_t src_stride, int64_t rows,
                                   int64_t n) {
+    if (from == DType::PQ2_0 && to == DType::PQ2_0T) {
+        check_blocks(to, n);
+        return tile_pq2_0(static_cast<const uint8_t*>(src), src_stride, rows, n);
+    }
+    if (from == DType::PQ2_0T)
+        throw std::invalid_argument(
+            "convert_rows: PQ2_0T is made only from PQ2_0 (its rows are spread over tiles)");
     if (from != to && !(from == DType::PQ2_0 && to == DType::PQ2_0S))
         throw std::invalid_argument(std::string("convert_rows: ") + dtype_name(from) + " to " +
                                     dtype_name(to) + " is not a conversion Niwa makes");

@@ -122,6 +122,13 @@ public:
     // The type this backend multiplies by when a file stores a matrix as `file_type`: the model
     // loader converts its rows with convert_rows (formats.h) when the two differ.
     virtual DType weight_layout(DType file_type) const { return file_type; }
+    // The same for a whole matrix of `out` rows of `in` elements that only matmul reads (an
+    // embedding table is looked up by rows: weight_layout).
+    virtual DType matmul_layout(DType file_type, int64_t in, int64_t out) const {
+        (void)in;
+        (void)out;
+        return weight_layout(file_type);
+    }
     // The backend's device memory: free and total on the card (every process's use counted),
     // and what this Ops has allocated and not freed; all 0 for host memory.
     struct MemoryInfo {

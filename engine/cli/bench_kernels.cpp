@@ -33,8 +33,8 @@ kernels::Weight random_weight(kernels::Ops& ops, kernels::DType type, int64_t in
     const model::TensorSpec spec{"bench.weight", {in, out}, model::TensorKind::Ternary, true};
     model::fill_synthetic_tensor(spec, static_cast<gguf::TensorType>(static_cast<uint32_t>(type)), 1, 0, host,
                                  int(std::max(1u, std::thread::hardware_concurrency())));
-    // In the layout the model loads it in (CUDA: PQ2_0 as PQ2_0S), or as the file has it.
-    const kernels::DType layout = as_loaded ? ops.weight_layout(type) : type;
+    // In the layout the model loads it in (CUDA: PQ2_0 as PQ2_0T or PQ2_0S), or as the file has it.
+    const kernels::DType layout = as_loaded ? ops.matmul_layout(type, in, out) : type;
     if (layout != type) host = kernels::convert_rows(type, layout, host.data(), row_bytes, out, in);
     void* p = ops.alloc(host.size());
     ops.upload(p, host.data(), host.size());

@@ -31,9 +31,11 @@ public:
         return *t;
     }
 
-    // Rows `rows` (ranges, in order) and input columns `cols` of a matrix. A single row range
-    // on a host backend is a view into the file; anything else is a compact copy.
-    kernels::Weight matrix(const std::string& name, const std::vector<Range>& rows, Range cols) {
+    // Rows `rows` (ranges, in order) and input columns `cols` of a matrix, in the layout the
+    // backend multiplies by (`lookup`: the one it reads rows of, for an embedding table). A single
+    // row range on a host backend is a view into the file; anything else is a compact copy.
+    kernels::Weight matrix(const std::string& name, const std::vector<Range>& rows, Range cols,
+                           bool lookup = false) {
         const gguf::TensorInfo& t = info(name);
         const kernels::DType type = dtype_of(t.type);
         const size_t row_bytes = kernels::dtype_row_bytes(type, t.ne[0]);
@@ -52,7 +54,8 @@ public:
         for (const Range& r : rows)
             for (int64_t i = r.begin; i < r.end; ++i, dst += col_bytes)
                 std::memcpy(dst, base + size_t(i) * row_bytes + col_off, col_bytes);
-        const kernels::DType layout = w_.ops_.weight_layout(type);
+        const kernels::DType layout =
+            lookup ? w_.ops_.weight_layout(type) : w_.ops_.matmul_layout(type, wt.in, wt.out);
         if (layout != type) {
             host = kernels::convert_rows(type, layout, host.data(), col_bytes, wt.out, wt.in);
             wt.type = layout;
@@ -62,8 +65,8 @@ public:
         return wt;
     }
 
-    kernels::Weight matrix(const std::string& name, Range rows) {
-        return matrix(name, std::vector<Range>{rows}, {0, info(name).ne[0]});
+    kernels::Weight matrix(const std::string& name, Range rows, bool lookup = false) {
+        return matrix(name, std::vector<Range>{rows}, {0, info(name).ne[0]}, lookup);
     }
 
     // An F32 tensor's elements, all of them, as host floats.
@@ -172,7 +175,7 @@ RankWeights::RankWeights(const gguf::Reader& file, const HParams& hp, const Pris
     };
     const int64_t d = hp.n_embd;
 
-    embd = ld.matrix("token_embd.weight", plan.vocab);
+    embd = ld.matrix("token_embd.weight", plan.vocab, /*lookup=*/true);
     embd_inverse = prism.enabled && prism.inverse.count("token_embd.weight");
     if (embd_inverse) embd_rot = {prism.block, signs_for(d)};
     output_norm = ld.vec("output_norm.weight");

@@ -67,6 +67,14 @@ public:
     DType weight_layout(DType file_type) const override {
         return file_type == DType::PQ2_0 ? DType::PQ2_0S : file_type;
     }
+    // Matrices of whole runs and tiles in mixed precision are PQ2_0T, whose tiles the decode
+    // matmuls read 256 contiguous bytes a load (formats.h; docs/BENCHMARKS.md, tenth pass).
+    DType matmul_layout(DType file_type, int64_t in, int64_t out) const override {
+        if (file_type == DType::PQ2_0 && precision_ == Precision::Mixed && in % kSplitRunElems == 0 &&
+            out % kTiledRows == 0)
+            return DType::PQ2_0T;
+        return weight_layout(file_type);
+    }
     MemoryInfo memory_info() const override;
     void bind() override;
 

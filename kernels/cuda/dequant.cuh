@@ -201,6 +201,27 @@ __device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_
     }
 }
 
+// PQ2_0T (formats.h): the run of a tile that holds input k of row `row`, in a matrix of `in`
+// inputs a row.
+__device__ __forceinline__ const uint8_t* tiled_run(const uint8_t* w, int64_t in, int64_t row, int64_t k) {
+    return w + (static_cast<size_t>(row / kTiledRows) * static_cast<size_t>(in / kSplitRunElems) +
+                static_cast<size_t>(k / kSplitRunElems)) *
+                   kTiledRunBytes;
+}
+
+// Elements k .. k + 15 (k a multiple of 16) of row `row` of a PQ2_0T matrix of `in` inputs a
+// row, in fp32: exactly what weights_at gives for the PQ2_0 row it was made from.
+__device__ __forceinline__ void tiled_weights16(const uint8_t* w, int64_t in, int64_t row, int64_t k,
+                                                float (&v)[16]) {
+    const uint8_t* run = tiled_run(w, in, row, k);
+    const int b = static_cast<int>(k % kSplitRunElems) / kQuantBlock, r = static_cast<int>(row % kTiledRows);
+    const float d = half_bits_to_float(load_u16(run + 4096 + 128 * (b / 4) + 8 * r + 2 * (b % 4)));
+    const uint32_t word = *reinterpret_cast<const uint32_t*>(run + 32 * (kTiledRows * b + r) +
+                                                             4 * (static_cast<int>(k % kQuantBlock) / 16));
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
+}
+
 // Pair e (0..7) of a code word holds elements (16w + e, 16w + e + 8): after a right shift by
 // pair_shift(e) their codes sit at bit 2s of each 16-bit half, s = pair_log4(e) <= 4. Pairs 0-4
 // are read in place (bits 0-9: all of fp16's mantissa), pairs 5-7 after one shift by 10, so a

@@ -259,9 +259,11 @@ void launch_fp32_tiled(cudaStream_t stream, const MatmulArgs& a) {
 // What the kernels add to check_matmul: every field of every format is read as whole
 // 2-byte (4-byte for F32) words.
 void check_alignment(const Weight& w) {
-    // Every field of every format is 2-byte aligned when rows and the data are; PQ2_0S's runs
-    // are loaded as 16-byte vectors.
-    const size_t align = w.type == DType::PQ2_0S ? 16 : w.type == DType::F32 ? 4 : 2;
+    // Every field of every format is 2-byte aligned when rows and the data are; PQ2_0S's and
+    // PQ2_0T's runs are loaded as 16-byte vectors.
+    const size_t align = w.type == DType::PQ2_0S || w.type == DType::PQ2_0T ? 16
+                         : w.type == DType::F32                             ? 4
+                                                                            : 2;
     require(reinterpret_cast<uintptr_t>(w.data) % align == 0 && (w.row_stride % align == 0 || w.out <= 1),
             "matmul",
             std::string(dtype_name(w.type)) + " weight data or row_stride is not " + std::to_string(align) +
@@ -313,7 +315,10 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
         return;
     }
     const bool mixed = precision_ == Precision::Mixed;
-    if (mixed && a.n <= kDecodeMaxRows && a.type == DType::PQ2_0S) {
+    require(
+        mixed || a.type != DType::PQ2_0T, "matmul",
+        "PQ2_0T is the mixed-precision layout (matmul_layout); in fp32 the weight must be PQ2_0 or PQ2_0S");
+    if (mixed && a.n <= kDecodeMaxRows && (a.type == DType::PQ2_0S || a.type == DType::PQ2_0T)) {
         const DecodeGemm k = decode_gemm_ == DecodeGemm::Auto ? decode_kernel(a) : decode_gemm_;
         if (k == DecodeGemm::Staged) return launch_ternary_decode(*this, a);
         return launch_split_decode(*this, a, k == DecodeGemm::Ring);

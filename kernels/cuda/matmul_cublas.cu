@@ -44,7 +44,10 @@ __global__ void __launch_bounds__(kThreads)
             const int64_t k = c + 16 * lane;
             if (k >= a.in) continue;
             float v[16];
-            weights_at<T>(row, k, a.in, v);
+            if constexpr (T == DType::PQ2_0T)
+                tiled_weights16(a.w, a.in, r0 + r, k, v);
+            else
+                weights_at<T>(row, k, a.in, v);
             __half* dst = dst_row + k;
             if (k + 16 <= a.in) {
                 store_f16x16(dst, v);  // ld and k are multiples of 8: 16-byte aligned
@@ -80,6 +83,7 @@ void launch_dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows,
 }
 
 void dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
+    if (a.type == DType::PQ2_0T) return launch_dequant<DType::PQ2_0T>(ops, a, r0, rows, wh, ld);
     with_weight_type(a.type,
                      [&](auto tag) { launch_dequant<decltype(tag)::value>(ops, a, r0, rows, wh, ld); });
 }

@@ -64,26 +64,35 @@ struct StagedSlice<DType::PQ2_0S> {
 };
 
 // Copies one tile's slice (rows tile*16 .. +16, quant blocks qb0 .. qb0 + nqb) into buf, each
-// row from its 16-byte aligned start; row r's bytes begin at r * kRowBytes + (start & 15).
+// row from its 16-byte aligned start; row r's bytes begin at r * kRowBytes + (start & 15). A
+// PQ2_0T tile's slice is one run, copied as it is.
 template <DType T>
 __device__ __forceinline__ void stage_tile(const MatmulArgs& a, int64_t tile, int qb0, int nqb, uint8_t* buf,
                                            int lane) {
-    const int len = StagedSlice<T>::bytes(nqb);
-    for (int idx = lane; idx < kTileRows * kRowChunks; idx += 32) {
-        const int r = idx / kRowChunks, c = idx - r * kRowChunks;
-        const int64_t row = tile * kTileRows + r;
-        if (row >= a.out) continue;
-        const auto s = reinterpret_cast<uintptr_t>(a.w + static_cast<size_t>(row) * a.stride +
-                                                   StagedSlice<T>::offset(qb0));
-        const uintptr_t a0 = s & ~static_cast<uintptr_t>(15);
-        const int chunks = static_cast<int>((s + len - a0 + 15) >> 4);
-        if (c < chunks) cp_async16(buf + r * kRowBytes + 16 * c, reinterpret_cast<const void*>(a0 + 16 * c));
+    if constexpr (T == DType::PQ2_0T) {
+        (void)nqb;
+        const uint8_t* run = tiled_run(a.w, a.in, tile * kTileRows, static_cast<int64_t>(qb0) * kQuantBlock);
+        for (int c = lane; c < kTiledRunBytes / 16; c += 32) cp_async16(buf + 16 * c, run + 16 * c);
+    } else {
+        const int len = StagedSlice<T>::bytes(nqb);
+        for (int idx = lane; idx < kTileRows * kRowChunks; idx += 32) {
+            const int r = idx / kRowChunks, c = idx - r * kRowChunks;
+            const int64_t row = tile * kTileRows + r;
+            if (row >= a.out) continue;
+            const auto s = reinterpret_cast<uintptr_t>(a.w + static_cast<size_t>(row) * a.stride +
+                                                       StagedSlice<T>::offset(qb0));
+            const uintptr_t a0 = s & ~static_cast<uintptr_t>(15);
+            const int chunks = static_cast<int>((s + len - a0 + 15) >> 4);
+            if (c < chunks)
+                cp_async16(buf + r * kRowBytes + 16 * c, reinterpret_cast<const void*>(a0 + 16 * c));
+        }
     }
 }
 
 // Where row `row`'s slice begins inside its staged bytes.
 template <DType T>
 __device__ __forceinline__ int staged_offset(const MatmulArgs& a, int64_t row, int qb0) {
+    static_assert(T != DType::PQ2_0T, "a staged PQ2_0T slice is one run (tile_product)");
     if (row >= a.out) return 0;
     return static_cast<int>(
         reinterpret_cast<uintptr_t>(a.w + static_cast<size_t>(row) * a.stride + StagedSlice<T>::offset(qb0)) &
@@ -95,16 +104,33 @@ template <DType T, int NT>
 __device__ __forceinline__ void tile_product(const MatmulArgs& a, int64_t tile, int qb0, int nqb,
                                              const uint8_t* buf, const uint32_t* xs, const float* bias, int g,
                                              int tig, float (&acc)[NT][4]) {
-    using S = StagedSlice<T>;
-    const int64_t r0 = tile * kTileRows + g;
-    const uint8_t* b0 = buf + g * kRowBytes + staged_offset<T>(a, r0, qb0);
-    const uint8_t* b1 = buf + (g + 8) * kRowBytes + staged_offset<T>(a, r0 + 8, qb0);
-    const uint32_t* xw = xs + g * kXWords + 8 * tig;
+    if constexpr (T == DType::PQ2_0T) {
+        // Block qb's codes of row g at 32 (16 qb + g), its scale at 4096 + 128 (qb / 4) + 8 g +
+        // 2 (qb % 4) (formats.h); rows g + 8 sixteen code rows and 64 scale bytes on.
+        (void)a, (void)tile, (void)qb0;
+        const uint32_t* xw = xs + g * kXWords + 8 * tig;
 #pragma unroll 2
-    for (int qb = 0; qb < nqb; ++qb, xw += 64, bias += NT * 8) {
-        const BlockWords w[1] = {{S::word(b0, qb, tig), S::word(b1, qb, tig), S::word(b0, qb, tig + 4),
-                                  S::word(b1, qb, tig + 4), S::scale(b0, qb), S::scale(b1, qb)}};
-        blocks_product<NT, 1>(w, xw, 64, bias, tig, acc);
+        for (int qb = 0; qb < nqb; ++qb, xw += 64, bias += NT * 8) {
+            const uint8_t* c0 = buf + 32 * (kTileRows * qb + g) + 4 * tig;
+            const uint8_t* sc = buf + 4096 + 128 * (qb / 4) + 8 * g + 2 * (qb % 4);
+            const auto word = [](const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); };
+            const BlockWords w[1] = {{word(c0), word(c0 + 256), word(c0 + 16), word(c0 + 256 + 16),
+                                      half_bits_to_float(load_u16(sc)),
+                                      half_bits_to_float(load_u16(sc + 64))}};
+            blocks_product<NT, 1>(w, xw, 64, bias, tig, acc);
+        }
+    } else {
+        using S = StagedSlice<T>;
+        const int64_t r0 = tile * kTileRows + g;
+        const uint8_t* b0 = buf + g * kRowBytes + staged_offset<T>(a, r0, qb0);
+        const uint8_t* b1 = buf + (g + 8) * kRowBytes + staged_offset<T>(a, r0 + 8, qb0);
+        const uint32_t* xw = xs + g * kXWords + 8 * tig;
+#pragma unroll 2
+        for (int qb = 0; qb < nqb; ++qb, xw += 64, bias += NT * 8) {
+            const BlockWords w[1] = {{S::word(b0, qb, tig), S::word(b1, qb, tig), S::word(b0, qb, tig + 4),
+                                      S::word(b1, qb, tig + 4), S::scale(b0, qb), S::scale(b1, qb)}};
+            blocks_product<NT, 1>(w, xw, 64, bias, tig, acc);
+        }
     }
 }
 
@@ -176,6 +202,8 @@ void launch_pass(CudaOps& ops, const MatmulArgs& a, int nt, int warps, int stage
     const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
     if (a.type == DType::PQ2_0)
         launch_nt<DType::PQ2_0>(ops, nt, p, grid, warps, smem);
+    else if (a.type == DType::PQ2_0T)
+        launch_nt<DType::PQ2_0T>(ops, nt, p, grid, warps, smem);
     else if (a.type == DType::PQ2_0S)
         launch_nt<DType::PQ2_0S>(ops, nt, p, grid, warps, smem);
     else

@@ -1,7 +1,8 @@
-// Ternary matmul at decode sizes (n <= 32 rows of x, Precision::Mixed) for PQ2_0S matrices, where
+// Ternary matmul at decode sizes (n <= 32 rows of x, Precision::Mixed) for PQ2_0S and PQ2_0T
+// matrices (PQ2_0T: the same units, each read as 256 contiguous bytes a load), where
 // matmul.cu's decode_kernel measured it faster than the staged kernel (matmul_decode.cu): one row
-// of x, large matrices, long rows; PQ2_0S is the layout the model loads PQ2_0 files in,
-// formats.h. The grid, x's staging and the arithmetic are matmul_decode.cuh's, as for the staged
+// of x, large matrices, long rows; PQ2_0T (whole runs, whole tiles) and PQ2_0S (the rest) are
+// the layouts the model loads PQ2_0 files in, formats.h. The grid, x's staging and the arithmetic are matmul_decode.cuh's, as for the staged
 // kernel; what differs is how the weight arrives. A PQ2_0S slice of a row is one 16-byte aligned
 // run, so thread (g, tig) reads its two code words of a quant block of row g as one 8-byte load,
 // and the run's scales as 8 bytes per half slice, straight into registers: no shared-memory
@@ -12,6 +13,8 @@
 // matmul.cu says where), slower at one and two rows.
 #include <algorithm>
 #include <atomic>
+#include <string>
+#include <type_traits>
 
 #include "kernels/cuda/matmul_decode.cuh"
 #include "kernels/cuda/pdl.cuh"
@@ -51,6 +54,21 @@ __device__ __forceinline__ void load_unit(const uint8_t* run0, const uint8_t* ru
         }
     u.s0 = load_once(run0 + 8 * half);
     u.s1 = load_once(run1 + 8 * half);
+}
+
+// The same unit of a PQ2_0T matrix (formats.h), whose tile's run starts at `run`: block j's
+// codes of rows g and g + 8 are 8 bytes at 512 (4 half + j) + 32 g + 8 tig and 256 on, so each
+// load of the warp reads 256 contiguous bytes; the rows' four scales of the half are 8 bytes at
+// 4096 + 128 half + 8 g and 64 on.
+__device__ __forceinline__ void load_tiled_unit(const uint8_t* run, int half, int g, int tig, Unit& u) {
+    const uint8_t* codes = run + 2048 * half + 32 * g + 8 * tig;
+#pragma unroll
+    for (int j = 0; j < kUnitBlocks; ++j) {
+        u.c0[j] = load_once(codes + 512 * j);
+        u.c1[j] = load_once(codes + 512 * j + 256);
+    }
+    u.s0 = load_once(run + 4096 + 128 * half + 8 * g);
+    u.s1 = load_once(run + 4096 + 128 * half + 8 * g + 64);
 }
 
 __device__ __forceinline__ float scale_of(uint2 s, int j) {
@@ -96,11 +114,38 @@ __device__ __forceinline__ void zero(float (&acc)[NT][4]) {
         for (int i = 0; i < 4; ++i) acc[nt][i] = 0.0f;
 }
 
+// Start of tile `tile`'s run for `slice` in a PQ2_0T matrix (every tile is whole).
+__device__ __forceinline__ const uint8_t* tile_run_of(const MatmulArgs& a, int64_t tile, int slice) {
+    return tiled_run(a.w, a.in, tile * kTileRows, static_cast<int64_t>(slice) * kSplitRunElems);
+}
+
 // Start of row `row`'s run for `slice` (rows past the weight read its last row; their sums are
 // never stored).
 __device__ __forceinline__ const uint8_t* run_of(const MatmulArgs& a, int64_t row, int slice) {
     return a.w + static_cast<size_t>(min(row, a.out - 1)) * a.stride +
            static_cast<size_t>(slice) * kSplitRunBytes;
+}
+
+// Where a warp's tile keeps its slice: the runs of rows g and g + 8 (PQ2_0S), or the tile's run
+// (PQ2_0T, r1 unused); and a unit of it for thread (g, tig).
+struct TileRuns {
+    const uint8_t *r0, *r1;
+};
+
+template <bool Tiled>
+__device__ __forceinline__ TileRuns runs_of(const MatmulArgs& a, int64_t tile, int slice, int g) {
+    if constexpr (Tiled)
+        return {tile_run_of(a, tile, slice), nullptr};
+    else
+        return {run_of(a, tile * kTileRows + g, slice), run_of(a, tile * kTileRows + g + 8, slice)};
+}
+
+template <bool Tiled>
+__device__ __forceinline__ void load_half(const TileRuns& r, int half, int nb, int g, int tig, Unit& u) {
+    if constexpr (Tiled)
+        load_tiled_unit(r.r0, half, g, tig, u);
+    else
+        load_unit(r.r0, r.r1, half, nb, tig, u);
 }
 
 // Where a thread of either kernel works: its block's slice of x in shared memory (xs, bias)
@@ -155,33 +200,57 @@ __device__ __forceinline__ int ring_swizzle(int row) {
 }
 
 // Copies unit `half` of tile `tile` (whole runs) into `slot`: lane L the chunks L + 32 k of the
-// codes (row L / 8 + 4 k, chunk L % 8) and, lanes 0-15, row L's 8 bytes of scales.
+// codes (row L / 8 + 4 k, chunk L % 8) and, lanes 0-15, row L's 8 bytes of scales. A PQ2_0T
+// unit is 2 KB of codes and 128 bytes of scales, each contiguous, copied as they are (its
+// fragment order already spreads a warp's reads over every bank).
+template <bool Tiled>
 __device__ __forceinline__ void issue_unit(const MatmulArgs& a, int64_t tile, int slice, int half,
                                            uint8_t* slot, int lane) {
-    const int c = lane & 7;
+    if constexpr (Tiled) {
+        const uint8_t* run = tile_run_of(a, tile, slice);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        const int r = (lane >> 3) + 4 * k;
-        const uint8_t* run = run_of(a, tile * kTileRows + r, slice);
-        cp_async16(slot + r * 128 + 16 * (c ^ ring_swizzle(r)), run + kSplitScaleBytes + 128 * half + 16 * c);
-    }
-    if (lane < kTileRows) {
-        const uint8_t* run = run_of(a, tile * kTileRows + lane, slice);
-        cp_async8(slot + kRingCodeBytes + 8 * lane, run + 8 * half);
+        for (int k = 0; k < 4; ++k)
+            cp_async16(slot + 16 * (lane + 32 * k), run + 2048 * half + 16 * (lane + 32 * k));
+        if (lane < 8) cp_async16(slot + kRingCodeBytes + 16 * lane, run + 4096 + 128 * half + 16 * lane);
+    } else {
+        const int c = lane & 7;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const int r = (lane >> 3) + 4 * k;
+            const uint8_t* run = run_of(a, tile * kTileRows + r, slice);
+            cp_async16(slot + r * 128 + 16 * (c ^ ring_swizzle(r)),
+                       run + kSplitScaleBytes + 128 * half + 16 * c);
+        }
+        if (lane < kTileRows) {
+            const uint8_t* run = run_of(a, tile * kTileRows + lane, slice);
+            cp_async8(slot + kRingCodeBytes + 8 * lane, run + 8 * half);
+        }
     }
 }
 
-// Thread (g, tig)'s share of a unit in its slot: what load_unit reads from memory.
+// Thread (g, tig)'s share of a unit in its slot: what load_unit (load_tiled_unit) reads from
+// memory.
+template <bool Tiled>
 __device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, Unit& u) {
+    if constexpr (Tiled) {
 #pragma unroll
-    for (int j = 0; j < kUnitBlocks; ++j) {
-        const int chunk = 2 * j + (tig >> 1), at = 8 * (tig & 1);
-        u.c0[j] = *reinterpret_cast<const uint2*>(slot + g * 128 + 16 * (chunk ^ ring_swizzle(g)) + at);
-        u.c1[j] =
-            *reinterpret_cast<const uint2*>(slot + (g + 8) * 128 + 16 * (chunk ^ ring_swizzle(g + 8)) + at);
+        for (int j = 0; j < kUnitBlocks; ++j) {
+            u.c0[j] = *reinterpret_cast<const uint2*>(slot + 512 * j + 32 * g + 8 * tig);
+            u.c1[j] = *reinterpret_cast<const uint2*>(slot + 512 * j + 256 + 32 * g + 8 * tig);
+        }
+        u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
+        u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
+    } else {
+#pragma unroll
+        for (int j = 0; j < kUnitBlocks; ++j) {
+            const int chunk = 2 * j + (tig >> 1), at = 8 * (tig & 1);
+            u.c0[j] = *reinterpret_cast<const uint2*>(slot + g * 128 + 16 * (chunk ^ ring_swizzle(g)) + at);
+            u.c1[j] = *reinterpret_cast<const uint2*>(slot + (g + 8) * 128 +
+                                                      16 * (chunk ^ ring_swizzle(g + 8)) + at);
+        }
+        u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
+        u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
     }
-    u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
-    u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
 }
 
 // The ring kernel, for matrices of whole runs (rows of a multiple of 1024 inputs) on devices
@@ -189,7 +258,7 @@ __device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, U
 // stream through its ring, kRing - 1 ahead, the first of them before x is staged (and before the
 // kernel writing x has finished, when launched to overlap it: pdl.cuh). ring_blocks_per_sm
 // blocks an SM: three at one x tile (80 registers), two at more.
-template <int NT>
+template <int NT, bool Tiled>
 __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_decode_kernel(DecodeParams p) {
     constexpr int kRing = ring_units(NT);
     extern __shared__ __align__(16) uint8_t smem[];
@@ -204,7 +273,7 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
     pdl_release();
 #pragma unroll
     for (int u = 0; u < kRing - 1; ++u) {
-        if (u < units) issue_unit(a, tile_of(u), slice, u & 1, ring + u * kRingSlotBytes, lane);
+        if (u < units) issue_unit<Tiled>(a, tile_of(u), slice, u & 1, ring + u * kRingSlotBytes, lane);
         cp_async_commit();
     }
     pdl_wait();
@@ -217,13 +286,13 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
         for (int u = 0; u < units; ++u) {
             const int ahead = u + kRing - 1;
             if (ahead < units)
-                issue_unit(a, tile_of(ahead), slice, ahead & 1, ring + (ahead % kRing) * kRingSlotBytes,
-                           lane);
+                issue_unit<Tiled>(a, tile_of(ahead), slice, ahead & 1,
+                                  ring + (ahead % kRing) * kRingSlotBytes, lane);
             cp_async_commit();
             cp_async_wait<kRing - 1>();
             __syncwarp();
             Unit cur;
-            read_unit(ring + slot * kRingSlotBytes, g, tig, cur);
+            read_unit<Tiled>(ring + slot * kRingSlotBytes, g, tig, cur);
             const int half = u & 1;
             unit_product<NT>(cur, kUnitBlocks, xw + 64 * kUnitBlocks * half,
                              bias + kUnitBlocks * half * NT * 8, tig, acc);
@@ -242,7 +311,7 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
 // Two blocks an SM (up to 128 registers): a unit in flight while the other is multiplied. With
 // three (80 registers, as before the two units alternated) the compiler spilled, and earlier kept
 // the next unit's loads behind the multiply, so each unit waited a full trip to memory.
-template <int NT>
+template <int NT, bool Tiled>
 __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p) {
     extern __shared__ __align__(16) uint8_t smem[];
     const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
@@ -253,10 +322,9 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
     // starts loading before x is staged (and before the kernel writing x has finished, when
     // launched to overlap it: pdl.cuh).
     int64_t t = t0 + warp;
-    const uint8_t *run0 = run_of(a, t * kTileRows + g, slice),
-                  *run1 = run_of(a, t * kTileRows + g + 8, slice);
+    TileRuns runs = runs_of<Tiled>(a, t, slice, g);
     Unit cur;
-    if (t < t1) load_unit(run0, run1, 0, min(kUnitBlocks, nqb), tig, cur);
+    if (t < t1) load_half<Tiled>(runs, 0, min(kUnitBlocks, nqb), g, tig, cur);
     pdl_wait();
     stage_x<NT, WordPairs::Adjacent>(a, qb0, nqb, xs, bias);
 
@@ -269,26 +337,22 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
         // requested. After the last tile the first unit is loaded again: a cached read, never used.
         for (; t < t1; t += kWarps) {
             Unit second;
-            load_unit(run0, run1, 1, kUnitBlocks, tig, second);
+            load_half<Tiled>(runs, 1, kUnitBlocks, g, tig, second);
             unit_product<NT>(cur, kUnitBlocks, xw, bias, tig, acc);
-            if (t + kWarps < t1) {
-                run0 = run_of(a, (t + kWarps) * kTileRows + g, slice);
-                run1 = run_of(a, (t + kWarps) * kTileRows + g + 8, slice);
-            }
-            load_unit(run0, run1, 0, kUnitBlocks, tig, cur);
+            if (t + kWarps < t1) runs = runs_of<Tiled>(a, t + kWarps, slice, g);
+            load_half<Tiled>(runs, 0, kUnitBlocks, g, tig, cur);
             unit_product<NT>(second, kUnitBlocks, xw + 64 * kUnitBlocks, bias + kUnitBlocks * NT * 8, tig,
                              acc);
             store_tile<NT>(p, slice, t, g, tig, acc);
             zero(acc);
         }
-    } else {
-        // A short last run (nqb < 8 blocks): one or two units a tile, loaded as they go.
+    } else if constexpr (!Tiled) {
+        // A short last run (nqb < 8 blocks; never PQ2_0T): one or two units a tile, loaded as they go.
         for (; t < t1; t += kWarps) {
-            run0 = run_of(a, t * kTileRows + g, slice);
-            run1 = run_of(a, t * kTileRows + g + 8, slice);
+            runs = runs_of<Tiled>(a, t, slice, g);
             for (int h = 0; h * kUnitBlocks < nqb; ++h) {
                 const int nb = min(kUnitBlocks, nqb - kUnitBlocks * h);
-                load_unit(run0, run1, h, nb, tig, cur);
+                load_half<Tiled>(runs, h, nb, g, tig, cur);
                 unit_product<NT>(cur, nb, xw + 64 * kUnitBlocks * h, bias + kUnitBlocks * h * NT * 8, tig,
                                  acc);
             }
@@ -333,23 +397,35 @@ void launch_wave(CudaOps& ops, K* kernel, const MatmulArgs& pass, size_t smem, i
 // it at its full occupancy (an H200: yes; an RTX 5070's 100 KB an SM: no); the register kernel
 // otherwise.
 void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring) {
+    const bool tiled = a.type == DType::PQ2_0T;
+    require(tiled || a.type == DType::PQ2_0S, "matmul",
+            std::string("the split decode kernels take PQ2_0S or PQ2_0T, not ") + dtype_name(a.type));
+    require(!tiled || a.in % (kSliceBlocks * kQuantBlock) == 0, "matmul", "a PQ2_0T matrix has whole runs");
     for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
         with_x_tiles(static_cast<int>((pass.n + 7) / 8), [&](auto x_tiles) {
             constexpr int NT = decltype(x_tiles)::value;
-            if (ring && pass.in % (kSliceBlocks * kQuantBlock) == 0) {
+            auto launch = [&](auto layout) {
+                constexpr bool Tiled = decltype(layout)::value;
+                if (ring && pass.in % (kSliceBlocks * kQuantBlock) == 0) {
+                    static std::atomic<uint64_t> configured{0};
+                    static std::atomic<int> fits[64] = {};
+                    allow_max_smem(ops, ring_decode_kernel<NT, Tiled>, configured);
+                    const int n =
+                        blocks_per_sm(ops, ring_decode_kernel<NT, Tiled>, ring_smem_bytes(NT), fits);
+                    if (n >= ring_blocks_per_sm(NT))
+                        return launch_wave(ops, ring_decode_kernel<NT, Tiled>, pass, ring_smem_bytes(NT), n);
+                }
+                const size_t smem = decode_x_bytes(NT) + 16;
                 static std::atomic<uint64_t> configured{0};
-                static std::atomic<int> fits[64] = {};
-                allow_max_smem(ops, ring_decode_kernel<NT>, configured);
-                const int n = blocks_per_sm(ops, ring_decode_kernel<NT>, ring_smem_bytes(NT), fits);
-                if (n >= ring_blocks_per_sm(NT))
-                    return launch_wave(ops, ring_decode_kernel<NT>, pass, ring_smem_bytes(NT), n);
-            }
-            const size_t smem = decode_x_bytes(NT) + 16;
-            static std::atomic<uint64_t> configured{0};
-            static std::atomic<int> cached[64] = {};
-            allow_max_smem(ops, split_decode_kernel<NT>, configured);
-            launch_wave(ops, split_decode_kernel<NT>, pass, smem,
-                        std::max(1, blocks_per_sm(ops, split_decode_kernel<NT>, smem, cached)));
+                static std::atomic<int> cached[64] = {};
+                allow_max_smem(ops, split_decode_kernel<NT, Tiled>, configured);
+                launch_wave(ops, split_decode_kernel<NT, Tiled>, pass, smem,
+                            std::max(1, blocks_per_sm(ops, split_decode_kernel<NT, Tiled>, smem, cached)));
+            };
+            if (tiled)
+                launch(std::true_type{});
+            else
+                launch(std::false_type{});
         });
     });
 }

@@ -30,7 +30,13 @@ __device__ __forceinline__ void load_weights(const MatmulArgs& a, int64_t o, int
         for (int i = 0; i < 16; ++i) v[i] = 0.0f;
         return;
     }
-    weights_at<T>(a.w + static_cast<size_t>(o) * a.stride, k, a.in, v);
+    if constexpr (T == DType::PQ2_0T) {
+        if (k < a.in) return tiled_weights16(a.w, a.in, o, k, v);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) v[i] = 0.0f;
+    } else {
+        weights_at<T>(a.w + static_cast<size_t>(o) * a.stride, k, a.in, v);
+    }
 }
 
 // 16 inputs of x row n from input k, zero outside.
@@ -125,6 +131,7 @@ void launch(cudaStream_t stream, const MatmulArgs& a) {
 }  // namespace
 
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a) {
+    if (a.type == DType::PQ2_0T) return launch<DType::PQ2_0T>(ops.stream(), a);
     with_weight_type(a.type, [&](auto tag) { launch<decltype(tag)::value>(ops.stream(), a); });
 }
 

@@ -342,6 +342,56 @@ private slots:
                                  convert_rows(DType::PTQ1_0, DType::PQ2_0S, f16.data(), 8, 0, 128));
     }
 
+    // PQ2_0T holds exactly the weights of the PQ2_0 rows it was converted from, in whole tiles of
+    // 16 rows whose padding rows are zero; each block's codes and scale sit where formats.h says
+    // (checked byte by byte for one block). Row counts that are and are not whole tiles.
+    void tiledMatricesHoldThePq2Weights() {
+        std::mt19937 rng(31);
+        for (const int64_t n : {1024, 3072}) {
+            for (const int64_t rows : {16, 37}) {
+                const int64_t blocks = n / 128, runs = n / 1024, tiles = (rows + 15) / 16;
+                const size_t src_row = dtype_row_bytes(DType::PQ2_0, n), src_stride = src_row + 6;
+                QCOMPARE(dtype_row_bytes(DType::PQ2_0T, n), static_cast<size_t>(runs * kSplitRunBytes));
+                std::vector<uint8_t> src(src_stride * rows, 0x5A);
+                std::vector<int8_t> trits(static_cast<size_t>(n));
+                for (int64_t r = 0; r < rows; ++r) {
+                    for (auto& t : trits) t = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
+                    const auto scales =
+                        niwa::kernels::test::random_vector(rng, static_cast<int>(blocks), -0.3f, 0.3f);
+                    pack_ternary_row(DType::PQ2_0, trits.data(), scales.data(), &src[r * src_stride], n);
+                }
+                const std::vector<uint8_t> tiled =
+                    convert_rows(DType::PQ2_0, DType::PQ2_0T, src.data(), src_stride, rows, n);
+                QCOMPARE(tiled.size(), static_cast<size_t>(tiles * runs * kTiledRunBytes));
+                std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+                for (int64_t r = 0; r < tiles * 16; ++r) {
+                    dequantize_tiled_row(tiled.data(), n, r, got.data());
+                    if (r < rows)
+                        dequantize_row(DType::PQ2_0, &src[r * src_stride], want.data(), n);
+                    else
+                        std::fill(want.begin(), want.end(), 0.0f);
+                    for (int64_t i = 0; i < n; ++i) QCOMPARE(got[i], want[i]);
+                }
+                // Row 19 (tile 1, row 3), block 13 (run 1, block 5): scale then codes.
+                if (rows == 37 && n == 3072) {
+                    const uint8_t* blk = &src[19 * src_stride] + 13 * kPq2BlockBytes;
+                    const uint8_t* run = tiled.data() + (1 * runs + 1) * kTiledRunBytes;
+                    QCOMPARE(run[4096 + 128 * 1 + 8 * 3 + 2 * 1], blk[0]);
+                    QCOMPARE(run[4096 + 128 * 1 + 8 * 3 + 2 * 1 + 1], blk[1]);
+                    for (int j = 0; j < 32; ++j) QCOMPARE(run[32 * (16 * 5 + 3) + j], blk[2 + j]);
+                }
+            }
+        }
+        std::vector<uint8_t> pq2(dtype_row_bytes(DType::PQ2_0, 1024), 0);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 convert_rows(DType::PQ2_0, DType::PQ2_0T, pq2.data(), pq2.size(), 1, 512));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 convert_rows(DType::PQ2_0T, DType::PQ2_0T, pq2.data(), pq2.size(), 1, 1024));
+        std::vector<float> out(1024);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 dequantize_row(DType::PQ2_0T, pq2.data(), out.data(), 1024));
+    }
+
     void packRejectsNonTrits() {
         std::vector<int8_t> trits(128, 0);
         trits[77] = 2;

@@ -1,5 +1,5 @@
-// The CUDA matmul against the CPU oracle: every weight type (PQ2_0S, the layout the model loads
-// PQ2_0 in, against the CPU's PQ2_0 of the same rows), both precisions, x row counts on both
+// The CUDA matmul against the CPU oracle: every weight type (PQ2_0S and PQ2_0T, the layouts the
+// model loads PQ2_0 in, against the CPU's PQ2_0 of the same rows), both precisions, x row counts on both
 // sides of the decode/prefill switch (1, 7, 32, 33, 200), odd row counts, strided views of x, y
 // and the weight (a shard starting mid-row), and the model's real shapes. Both
 // prefill paths (cuBLAS on dequantized weights, the tensor-core tiles) on every type, and
@@ -59,8 +59,9 @@ struct Case {
 // With `gpu_y`, also returns the GPU's result (padding included).
 double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vector<float>* gpu_y = nullptr) {
     // PQ2_0S: the CPU multiplies by PQ2_0 rows, the GPU by the same rows converted (whole
-    // rows of the view, each padded to a 16-byte multiple past row_pad).
-    const DType file_t = t == DType::PQ2_0S ? DType::PQ2_0 : t;
+    // rows of the view, each padded to a 16-byte multiple past row_pad); PQ2_0T: by the view
+    // converted whole (tiles of 16 rows: no row stride to pad).
+    const DType file_t = t == DType::PQ2_0S || t == DType::PQ2_0T ? DType::PQ2_0 : t;
     const int64_t block = dtype_block_elems(t);
     const int64_t full_in = c.in + c.col_block * block;
     const size_t stride = dtype_row_bytes(file_t, full_in) + c.row_pad;
@@ -77,6 +78,11 @@ double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vec
             convert_rows(file_t, t, bytes.data() + offset, stride, c.out, c.in);
         dev_host.assign(dev_stride * static_cast<size_t>(c.out), 0xEE);
         for (int64_t r = 0; r < c.out; ++r) std::memcpy(&dev_host[r * dev_stride], &split[r * row], row);
+    }
+    if (t == DType::PQ2_0T) {
+        dev_stride = dtype_row_bytes(t, c.in);
+        dev_offset = 0;
+        dev_host = convert_rows(file_t, t, bytes.data() + offset, stride, c.out, c.in);
     }
     const DeviceBytes dev_bytes(*b.gpu, dev_host.data(), dev_host.size());
     const Weight dev_w{dev_bytes.as<uint8_t>() + dev_offset, t, c.in, c.out, dev_stride};
@@ -106,8 +112,13 @@ double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
     return diff / peak;
 }
 
-const DType kTypes[] = {DType::F32,   DType::F16,    DType::BF16,  DType::Q8_0,
-                        DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S};
+const DType kTypes[] = {DType::F32,   DType::F16,    DType::BF16,   DType::Q8_0,
+                        DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S, DType::PQ2_0T};
+
+// PQ2_0T holds whole runs of 1024 inputs only.
+bool holds(DType t, const Case& c) {
+    return t != DType::PQ2_0T || c.in % kSplitRunElems == 0;
+}
 
 }  // namespace
 
@@ -138,7 +149,13 @@ private slots:
             {48, 5120, 5, 0, 0, 0, 0},   {16, 128, 3, 0, 0, 0, 0},     {17, 256, 1, 12, 1, 0, 7},
             {1030, 1280, 9, 0, 0, 0, 0}, {96, 5120, 24, 0, 0, 0, 0},
         };
+        if (t == DType::PQ2_0T && !mixed) {
+            // The mixed-precision decode layout only: fp32 says so instead of misreading it.
+            QVERIFY_THROWS_EXCEPTION(std::invalid_argument, run_case(b, t, cases[1], rng));
+            return;
+        }
         for (const Case& c : cases) {
+            if (!holds(t, c)) continue;
             const double err = run_case(b, t, c, rng);
             QVERIFY2(err <= tol,
                      qPrintable(QString("%1x%2 n=%3: error %4").arg(c.out).arg(c.in).arg(c.n).arg(err)));
@@ -153,10 +170,11 @@ private slots:
     void realShapes_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<bool>("mixed");
-        for (DType t : {DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S})
+        for (DType t : {DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S, DType::PQ2_0T})
             for (bool mixed : {false, true})
-                QTest::newRow(qPrintable(QString("%1 %2").arg(dtype_name(t), mixed ? "mixed" : "fp32")))
-                    << static_cast<int>(t) << mixed;
+                if (mixed || t != DType::PQ2_0T)
+                    QTest::newRow(qPrintable(QString("%1 %2").arg(dtype_name(t), mixed ? "mixed" : "fp32")))
+                        << static_cast<int>(t) << mixed;
     }
 
     void realShapes() {
@@ -169,6 +187,7 @@ private slots:
         for (const Case& c : {Case{17408, 5120, 1, 0, 0, 0, 0}, Case{5120, 17408, 24, 0, 0, 0, 0},
                               Case{5120, 17408, 33, 0, 0, 0, 0}, Case{17408, 5120, 7, 0, 0, 0, 0},
                               Case{5120, 8704, 24, 0, 0, 0, 0}, Case{5120, 8704, 1, 0, 0, 0, 0}}) {
+            if (!holds(t, c)) continue;
             const double err = run_case(b, t, c, rng);
             QVERIFY2(err <= tol,
                      qPrintable(QString("%1x%2 n=%3: error %4").arg(c.out).arg(c.in).arg(c.n).arg(err)));
@@ -187,6 +206,7 @@ private slots:
             QVERIFY(run_case(b, DType::PQ2_0, c, rng) <= 3e-2);
             QVERIFY(run_case(b, DType::PQ2_0S, c, rng) <= 3e-2);
             QVERIFY(run_case(b, DType::PQ2_0S, Case{640, 17408, 1, 0, 0, 0, 0}, rng) <= 3e-2);
+            QVERIFY(run_case(b, DType::PQ2_0T, Case{640, 17408, 1, 0, 0, 0, 0}, rng) <= 3e-2);
         }
     }
 
@@ -213,6 +233,7 @@ private slots:
             {640, 5120, 517, 0, 0, 0, 0},
         };
         for (const Case& c : cases) {
+            if (!holds(t, c)) continue;
             for (const size_t limit : {size_t(128) << 20, size_t(256) << 10}) {
                 std::mt19937 rng_b(4000 + type), rng_t(4000 + type);
                 std::vector<float> via_blas, via_tiles;
@@ -238,7 +259,8 @@ private slots:
     }
 
     // PQ2_0S at decode sizes through each kernel on its own (CudaOps::DecodeGemm says which takes
-    // what): both against the CPU and against each other.
+    // what): both against the CPU and against each other; and PQ2_0T, where the inputs are whole
+    // runs, equal to PQ2_0S kernel by kernel.
     // Short last runs (384, 1152, 8704 inputs), odd row counts, one to 32 rows of x; the ring
     // kernel at 1-4 x tiles (whole runs: 1024, 2048, 3072, 5120 inputs).
     void decodePaths() {
@@ -280,6 +302,30 @@ private slots:
                                                                     .arg(err_r)
                                                                     .arg(err_s)));
             QVERIFY2(apart <= 1e-3, qPrintable(QString("the kernels differ by %1").arg(apart)));
+            if (!holds(DType::PQ2_0T, c)) continue;
+            // PQ2_0T through each kernel: the same weights in the same arithmetic order, so bit
+            // for bit what the kernel gives on PQ2_0S (rows that are not whole tiles included).
+            const std::pair<cuda::CudaOps::DecodeGemm, const std::vector<float>*> kernels[] = {
+                {cuda::CudaOps::DecodeGemm::Registers, &via_registers},
+                {cuda::CudaOps::DecodeGemm::Ring, &via_ring},
+                {cuda::CudaOps::DecodeGemm::Staged, &via_staged}};
+            for (const auto& [k, want] : kernels) {
+                std::mt19937 rng_t(5000);
+                std::vector<float> tiled;
+                cuda.set_decode_gemm(k);
+                const double err_t = run_case(b, DType::PQ2_0T, c, rng_t, &tiled);
+                const bool equal = tiled.size() == want->size() &&
+                                   std::memcmp(tiled.data(), want->data(), tiled.size() * sizeof(float)) == 0;
+                QVERIFY2(err_t <= 3e-2 && equal,
+                         qPrintable(QString("%1x%2 n=%3 PQ2_0T kernel %4: error %5, %6 "
+                                            "from PQ2_0S")
+                                        .arg(c.out)
+                                        .arg(c.in)
+                                        .arg(c.n)
+                                        .arg(static_cast<int>(k))
+                                        .arg(err_t)
+                                        .arg(relative_gap(tiled, *want))));
+            }
         }
         cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Auto);
     }
