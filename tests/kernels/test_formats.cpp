@@ -53,6 +53,18 @@ float random_float(std::mt19937& rng, int lo, int hi) {
     return (rng() & 1) ? -f : f;
 }
 
+// `rows` PQ2_0 rows of n random trits and scales, `stride` bytes apart (the gaps 0x5A).
+std::vector<uint8_t> random_pq2_rows(std::mt19937& rng, int64_t n, int64_t rows, size_t stride) {
+    std::vector<uint8_t> src(stride * static_cast<size_t>(rows), 0x5A);
+    std::vector<int8_t> trits(static_cast<size_t>(n));
+    for (int64_t r = 0; r < rows; ++r) {
+        for (auto& t : trits) t = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
+        const auto scales = niwa::kernels::test::random_vector(rng, static_cast<int>(n / 128), -0.3f, 0.3f);
+        pack_ternary_row(DType::PQ2_0, trits.data(), scales.data(), &src[static_cast<size_t>(r) * stride], n);
+    }
+    return src;
+}
+
 }  // namespace
 
 class TestFormats : public QObject {
@@ -310,14 +322,7 @@ private slots:
             const int64_t rows = 3, blocks = n / 128, runs = (blocks + 7) / 8;
             const size_t src_row = dtype_row_bytes(DType::PQ2_0, n), src_stride = src_row + 6;
             QCOMPARE(dtype_row_bytes(DType::PQ2_0S, n), static_cast<size_t>(16 * runs + n / 4));
-            std::vector<uint8_t> src(src_stride * rows, 0x5A);
-            std::vector<int8_t> trits(static_cast<size_t>(n));
-            for (int64_t r = 0; r < rows; ++r) {
-                for (auto& t : trits) t = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
-                const auto scales =
-                    niwa::kernels::test::random_vector(rng, static_cast<int>(blocks), -0.3f, 0.3f);
-                pack_ternary_row(DType::PQ2_0, trits.data(), scales.data(), &src[r * src_stride], n);
-            }
+            const std::vector<uint8_t> src = random_pq2_rows(rng, n, rows, src_stride);
             const std::vector<uint8_t> split =
                 convert_rows(DType::PQ2_0, DType::PQ2_0S, src.data(), src_stride, rows, n);
             const size_t row = dtype_row_bytes(DType::PQ2_0S, n);
@@ -349,17 +354,10 @@ private slots:
         std::mt19937 rng(31);
         for (const int64_t n : {1024, 3072}) {
             for (const int64_t rows : {16, 37}) {
-                const int64_t blocks = n / 128, runs = n / 1024, tiles = (rows + 15) / 16;
+                const int64_t runs = n / 1024, tiles = (rows + 15) / 16;
                 const size_t src_row = dtype_row_bytes(DType::PQ2_0, n), src_stride = src_row + 6;
                 QCOMPARE(dtype_row_bytes(DType::PQ2_0T, n), static_cast<size_t>(runs * kSplitRunBytes));
-                std::vector<uint8_t> src(src_stride * rows, 0x5A);
-                std::vector<int8_t> trits(static_cast<size_t>(n));
-                for (int64_t r = 0; r < rows; ++r) {
-                    for (auto& t : trits) t = static_cast<int8_t>(static_cast<int>(rng() % 3) - 1);
-                    const auto scales =
-                        niwa::kernels::test::random_vector(rng, static_cast<int>(blocks), -0.3f, 0.3f);
-                    pack_ternary_row(DType::PQ2_0, trits.data(), scales.data(), &src[r * src_stride], n);
-                }
+                const std::vector<uint8_t> src = random_pq2_rows(rng, n, rows, src_stride);
                 const std::vector<uint8_t> tiled =
                     convert_rows(DType::PQ2_0, DType::PQ2_0T, src.data(), src_stride, rows, n);
                 QCOMPARE(tiled.size(), static_cast<size_t>(tiles * runs * kTiledRunBytes));
