@@ -274,8 +274,9 @@ void check_alignment(const Weight& w) {
 // the H200 (`bench`, 27B layout; docs/BENCHMARKS.md, ninth pass), not by each kernel alone:
 // alone (`bench --kernels`) the register kernel is the fastest on the FFN's gate+up at every row
 // count, yet inside a step it made batch 24 7 % slower than the staged kernel there.
-// - one or two rows: the register kernel (two rows: 287.6 tok/s, the ring 281.9, the staged
-//   kernel 272.1);
+// - one or two rows, and on PQ2_0T up to four: the register kernel (two rows: 287.6 tok/s, the
+//   ring 281.9, the staged kernel 272.1; PQ2_0T, four rows: 578.7, the choice before 556.2, the
+//   ring 547.2 — tenth pass);
 // - the output head (>= 128 MiB) and rows of 16K inputs or more (the FFN's down): the ring;
 // - 20 MiB or more (GDN's qkv+z, the FFN's gate+up) up to 16 rows: the ring;
 // - the rest (smaller matrices, and the large ones at 17-32 rows): the staged kernel.
@@ -285,7 +286,7 @@ void check_alignment(const Weight& w) {
 CudaOps::DecodeGemm decode_kernel(const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
     const size_t bytes = static_cast<size_t>(a.out) * a.stride;
-    if (a.n <= 2) return G::Registers;
+    if (a.n <= (a.type == DType::PQ2_0T ? 4 : 2)) return G::Registers;
     if (bytes >= (size_t(128) << 20) || a.in >= 16384) return G::Ring;
     if (bytes >= (size_t(20) << 20) && a.n <= 16) return G::Ring;
     return G::Staged;
