@@ -334,8 +334,8 @@ void dequantize_tiled_row(const void* matrix, int64_t n, int64_t row, float* dst
     for (int64_t s = 0; s < runs; ++s) {
         const uint8_t* run = tile + static_cast<size_t>(s) * kTiledRunBytes;
         for (int b = 0; b < kSplitRunBlocks; ++b) {
-            const uint8_t* qs = run + 32 * (kTiledRows * b + r);
-            const float d = fp16_to_f32(load_u16(run + 4096 + 128 * (b / 4) + 8 * r + 2 * (b % 4)));
+            const uint8_t* qs = run + tiled_codes_at(b, r);
+            const float d = fp16_to_f32(load_u16(run + tiled_scale_at(b, r)));
             for (int j = 0; j < kQuantBlock; ++j)
                 *dst++ = static_cast<float>(((qs[j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
         }
@@ -375,8 +375,8 @@ std::vector<uint8_t> tile_pq2_0(const uint8_t* src, size_t src_stride, int64_t r
         for (int64_t b = 0; b < n / kQuantBlock; ++b, blk += kPq2BlockBytes) {
             uint8_t* run = tile + static_cast<size_t>(b / kSplitRunBlocks) * kTiledRunBytes;
             const int i = static_cast<int>(b % kSplitRunBlocks);
-            std::memcpy(run + 4096 + 128 * (i / 4) + 8 * r + 2 * (i % 4), blk, 2);
-            std::memcpy(run + 32 * (kTiledRows * i + r), blk + 2, 32);
+            std::memcpy(run + tiled_scale_at(i, r), blk, 2);
+            std::memcpy(run + tiled_codes_at(i, r), blk + 2, 32);
         }
     }
     return out;

@@ -44,6 +44,22 @@ constexpr int kSplitScaleBytes = 16;                                     // a ru
 constexpr int kSplitRunBytes = kSplitScaleBytes + kSplitRunBlocks * 32;  // a whole run: 272
 constexpr int kTiledRows = 16;                                           // PQ2_0T: rows per tile
 constexpr int kTiledRunBytes = kTiledRows * kSplitRunBytes;              // a tile's run: 4352
+constexpr int kTiledScalesAt = kSplitRunBlocks * kTiledRows * 32;        // its scales: 4096 on
+
+#ifdef __CUDACC__
+#define NIWA_HOST_DEVICE __host__ __device__
+#else
+#define NIWA_HOST_DEVICE
+#endif
+// PQ2_0T: where block b (0..7) of tile row r (0..15) keeps its 32 code bytes and its fp16 scale
+// in its tile's run. The only statement of the layout: the converter, the host reader and the
+// CUDA kernels all go through these two.
+NIWA_HOST_DEVICE constexpr int tiled_codes_at(int b, int r) {
+    return 32 * (kTiledRows * b + r);
+}
+NIWA_HOST_DEVICE constexpr int tiled_scale_at(int b, int r) {
+    return kTiledScalesAt + 8 * kTiledRows * (b / 4) + 8 * r + 2 * (b % 4);
+}
 
 const char* dtype_name(DType t);
 int64_t dtype_block_elems(DType t);  // 1 for plain types

@@ -215,8 +215,8 @@ __device__ __forceinline__ void tiled_weights16(const uint8_t* w, int64_t in, in
                                                 float (&v)[16]) {
     const uint8_t* run = tiled_run(w, in, row, k);
     const int b = static_cast<int>(k % kSplitRunElems) / kQuantBlock, r = static_cast<int>(row % kTiledRows);
-    const float d = half_bits_to_float(load_u16(run + 4096 + 128 * (b / 4) + 8 * r + 2 * (b % 4)));
-    const uint32_t word = *reinterpret_cast<const uint32_t*>(run + 32 * (kTiledRows * b + r) +
+    const float d = half_bits_to_float(load_u16(run + tiled_scale_at(b, r)));
+    const uint32_t word = *reinterpret_cast<const uint32_t*>(run + tiled_codes_at(b, r) +
                                                              4 * (static_cast<int>(k % kQuantBlock) / 16));
 #pragma unroll
     for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;

@@ -105,18 +105,17 @@ __device__ __forceinline__ void tile_product(const MatmulArgs& a, int64_t tile, 
                                              const uint8_t* buf, const uint32_t* xs, const float* bias, int g,
                                              int tig, float (&acc)[NT][4]) {
     if constexpr (T == DType::PQ2_0T) {
-        // Block qb's codes of row g at 32 (16 qb + g), its scale at 4096 + 128 (qb / 4) + 8 g +
-        // 2 (qb % 4) (formats.h); rows g + 8 sixteen code rows and 64 scale bytes on.
+        // Block qb's codes and scale of rows g and g + 8 where formats.h says.
         (void)a, (void)tile, (void)qb0;
         const uint32_t* xw = xs + g * kXWords + 8 * tig;
 #pragma unroll 2
         for (int qb = 0; qb < nqb; ++qb, xw += 64, bias += NT * 8) {
-            const uint8_t* c0 = buf + 32 * (kTileRows * qb + g) + 4 * tig;
-            const uint8_t* sc = buf + 4096 + 128 * (qb / 4) + 8 * g + 2 * (qb % 4);
+            const uint8_t *c0 = buf + tiled_codes_at(qb, g) + 4 * tig,
+                          *c1 = buf + tiled_codes_at(qb, g + 8) + 4 * tig;
             const auto word = [](const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); };
-            const BlockWords w[1] = {{word(c0), word(c0 + 256), word(c0 + 16), word(c0 + 256 + 16),
-                                      half_bits_to_float(load_u16(sc)),
-                                      half_bits_to_float(load_u16(sc + 64))}};
+            const BlockWords w[1] = {{word(c0), word(c1), word(c0 + 16), word(c1 + 16),
+                                      half_bits_to_float(load_u16(buf + tiled_scale_at(qb, g))),
+                                      half_bits_to_float(load_u16(buf + tiled_scale_at(qb, g + 8)))}};
             blocks_product<NT, 1>(w, xw, 64, bias, tig, acc);
         }
     } else {

@@ -2,15 +2,16 @@
 // matrices (PQ2_0T: the same units, each read as 256 contiguous bytes a load), where
 // matmul.cu's decode_kernel measured it faster than the staged kernel (matmul_decode.cu): one row
 // of x, large matrices, long rows; PQ2_0T (whole runs, whole tiles) and PQ2_0S (the rest) are
-// the layouts the model loads PQ2_0 files in, formats.h. The grid, x's staging and the arithmetic are matmul_decode.cuh's, as for the staged
-// kernel; what differs is how the weight arrives. A PQ2_0S slice of a row is one 16-byte aligned
-// run, so thread (g, tig) reads its two code words of a quant block of row g as one 8-byte load,
-// and the run's scales as 8 bytes per half slice, straight into registers: no shared-memory
-// staging. A warp takes its tiles half a slice (4 quant blocks, 2 KB of the weight) at a time and
-// loads the next half while it multiplies this one. The ring kernel does the same arithmetic on
-// units that stream through shared memory (cp.async), more of them in flight and none in
-// registers: faster in whole steps on the large matrices from three rows (decode_kernel in
-// matmul.cu says where), slower at one and two rows.
+// the layouts the model loads PQ2_0 files in, formats.h. The grid, x's staging and the
+// arithmetic are matmul_decode.cuh's, as for the staged kernel; what differs is how the weight
+// arrives. A PQ2_0S slice of a row is one 16-byte aligned run, so thread (g, tig) reads its two
+// code words of a quant block of row g as one 8-byte load, and the run's scales as 8 bytes per
+// half slice, straight into registers: no shared-memory staging. A warp takes its tiles half a
+// slice (4 quant blocks, 2 KB of the weight) at a time and loads the next half while it
+// multiplies this one. The ring kernel does the same arithmetic on units that stream through
+// shared memory (cp.async), more of them in flight and none in registers: faster in whole steps
+// on the large matrices from three rows (decode_kernel in matmul.cu says where), slower at one
+// and two rows.
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -57,18 +58,18 @@ __device__ __forceinline__ void load_unit(const uint8_t* run0, const uint8_t* ru
 }
 
 // The same unit of a PQ2_0T matrix (formats.h), whose tile's run starts at `run`: block j's
-// codes of rows g and g + 8 are 8 bytes at 512 (4 half + j) + 32 g + 8 tig and 256 on, so each
-// load of the warp reads 256 contiguous bytes; the rows' four scales of the half are 8 bytes at
-// 4096 + 128 half + 8 g and 64 on.
+// codes of rows g and g + 8 are 8 bytes at tiled_codes_at(4 half + j, g or g + 8) + 8 tig, so
+// each load of the warp reads 256 contiguous bytes; the rows' four scales of the half are 8
+// bytes at tiled_scale_at(4 half, g or g + 8).
 __device__ __forceinline__ void load_tiled_unit(const uint8_t* run, int half, int g, int tig, Unit& u) {
-    const uint8_t* codes = run + 2048 * half + 32 * g + 8 * tig;
+    const uint8_t* codes = run + tiled_codes_at(kUnitBlocks * half, g) + 8 * tig;
 #pragma unroll
     for (int j = 0; j < kUnitBlocks; ++j) {
-        u.c0[j] = load_once(codes + 512 * j);
-        u.c1[j] = load_once(codes + 512 * j + 256);
+        u.c0[j] = load_once(codes + tiled_codes_at(j, 0));
+        u.c1[j] = load_once(codes + tiled_codes_at(j, 8));
     }
-    u.s0 = load_once(run + 4096 + 128 * half + 8 * g);
-    u.s1 = load_once(run + 4096 + 128 * half + 8 * g + 64);
+    u.s0 = load_once(run + tiled_scale_at(kUnitBlocks * half, g));
+    u.s1 = load_once(run + tiled_scale_at(kUnitBlocks * half, g + 8));
 }
 
 __device__ __forceinline__ float scale_of(uint2 s, int j) {
@@ -210,8 +211,11 @@ __device__ __forceinline__ void issue_unit(const MatmulArgs& a, int64_t tile, in
         const uint8_t* run = tile_run_of(a, tile, slice);
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-            cp_async16(slot + 16 * (lane + 32 * k), run + 2048 * half + 16 * (lane + 32 * k));
-        if (lane < 8) cp_async16(slot + kRingCodeBytes + 16 * lane, run + 4096 + 128 * half + 16 * lane);
+            cp_async16(slot + 16 * (lane + 32 * k),
+                       run + tiled_codes_at(kUnitBlocks * half, 0) + 16 * (lane + 32 * k));
+        if (lane < 8)
+            cp_async16(slot + kRingCodeBytes + 16 * lane,
+                       run + tiled_scale_at(kUnitBlocks * half, 0) + 16 * lane);
     } else {
         const int c = lane & 7;
 #pragma unroll
@@ -233,10 +237,12 @@ __device__ __forceinline__ void issue_unit(const MatmulArgs& a, int64_t tile, in
 template <bool Tiled>
 __device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, Unit& u) {
     if constexpr (Tiled) {
+        // The unit's codes as a run's first half holds them, then the rows' scales, 8 bytes a row.
+        const uint8_t* codes = slot + tiled_codes_at(0, g) + 8 * tig;
 #pragma unroll
         for (int j = 0; j < kUnitBlocks; ++j) {
-            u.c0[j] = *reinterpret_cast<const uint2*>(slot + 512 * j + 32 * g + 8 * tig);
-            u.c1[j] = *reinterpret_cast<const uint2*>(slot + 512 * j + 256 + 32 * g + 8 * tig);
+            u.c0[j] = *reinterpret_cast<const uint2*>(codes + tiled_codes_at(j, 0));
+            u.c1[j] = *reinterpret_cast<const uint2*>(codes + tiled_codes_at(j, 8));
         }
         u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
         u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
