@@ -270,8 +270,9 @@ void check_alignment(const Weight& w) {
                 "-byte aligned");
 }
 
-// The decode kernel for a PQ2_0S matrix at a.n <= 32 rows of x. Chosen by whole decode steps on
-// the H200 (`bench`, 27B layout; docs/BENCHMARKS.md, ninth pass), not by each kernel alone:
+// The decode kernel for a PQ2_0S or PQ2_0T matrix at a.n <= 32 rows of x. Chosen by whole decode
+// steps on the H200 (`bench`, 27B layout; docs/BENCHMARKS.md, ninth and tenth passes), not by each
+// kernel alone:
 // alone (`bench --kernels`) the register kernel is the fastest on the FFN's gate+up at every row
 // count, yet inside a step it made batch 24 7 % slower than the staged kernel there.
 // - one or two rows, and on PQ2_0T up to four: the register kernel (two rows: 287.6 tok/s, the
