@@ -79,7 +79,7 @@ trace() {
     CUDA_INJECTION64_PATH="$PWD/build-gpu/libkernel_trace.so" NIWA_TRACE_OUT="/tmp/niwa-trace/b$b.csv" \
       $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs "$b" --batch "$b" --prompt 0 --steps 16 --json \
       2>"$out/trace-b$b.log" >"$out/trace-b$b.json"
-    python3 tests/gpu/trace_summary.py "/tmp/niwa-trace/b$b.csv" >"$out/trace-b$b.txt"
+    python3 tests/gpu/trace_summary.py "/tmp/niwa-trace/b$b.csv" --list "${NIWA_TRACE_LIST:-40}" >"$out/trace-b$b.txt"
   done
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a decode step's time goes, from tests/gpu/kernel_trace.cpp's CSV.
 
-  trace_summary.py kernel-trace.csv [--top N]
+  trace_summary.py kernel-trace.csv [--top N] [--list N]
 
 A step is one graph launch (its kernels share a correlation id); the steps kept are those with
 the most common kernel count among groups of 30 kernels or more. Kernels launched to overlap
@@ -34,6 +34,7 @@ def short(name):
 def main():
     path = sys.argv[1]
     top = int(sys.argv[sys.argv.index("--top") + 1]) if "--top" in sys.argv else 40
+    listed = int(sys.argv[sys.argv.index("--list") + 1]) if "--list" in sys.argv else 40
     groups = collections.defaultdict(list)
     with open(path) as f:
         for line in f:
@@ -83,11 +84,14 @@ def main():
     for n, (v, c) in sorted(by.items(), key=lambda x: -x[1][0]):
         print(f"{v / 1e3:9.1f} {100 * v / span:5.1f}% {c:5d}  {n}")
     # The first layers of the median step in order.
-    print("\nthe median step's first 40 kernels (start, end relative to the step; us):")
+    print(f"\nthe median step's first {listed} kernels (start, end relative to the step, runs, adds; us):")
     t0 = med[0][0]
-    for k in med[:40]:
-        print(f"{(k[0] - t0) / 1e3:8.1f} {(k[1] - t0) / 1e3:8.1f} {(k[1] - k[0]) / 1e3:7.1f}  "
+    prev_end = t0
+    for k in med[:listed]:
+        print(f"{(k[0] - t0) / 1e3:8.1f} {(k[1] - t0) / 1e3:8.1f} {(k[1] - k[0]) / 1e3:7.1f} "
+              f"{max(0, k[1] - prev_end) / 1e3:6.1f}  "
               f"{short(names[k[7]])[:90]} {k[2]}x{k[3]}")
+        prev_end = max(prev_end, k[1])
 
 
 if __name__ == "__main__":
