@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cuda/attention_kernels.h"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -22,7 +23,6 @@ constexpr int kDecodeMaxQ = 4;
 // Split-K aims at this many blocks per SM, with at least kMinSplitTokens tokens a split.
 constexpr int kDecodeBlocksPerSm = 8;
 constexpr int kMinSplitTokens = 64;
-constexpr int kMaxSplits = 64;  // the combine pass weighs at most 64 splits (one warp, two each)
 
 template <typename T>
 __device__ __forceinline__ T from_f32(float x);
@@ -43,6 +43,8 @@ __device__ __forceinline__ __nv_bfloat16 from_f32(float x) {
 template <typename T>
 __global__ void kv_store_kernel(const float* k, int64_t k_ld, const float* v, int64_t v_ld, T* kpool,
                                 T* vpool, const int32_t* kv_slots, int width, int64_t n_slots) {
+    pdl_wait();  // launched to overlap qk_norm_rope: its launch is hidden (pdl.cuh)
+    pdl_release();
     const int64_t t = blockIdx.x;
     const int64_t slot = kv_slots[t];
     if (slot < 0 || slot >= n_slots) return;
@@ -119,7 +121,7 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
         const int64_t blocks = int64_t(n) * g.n;
         const int64_t want =
             (int64_t(kDecodeBlocksPerSm) * ops.props().multiProcessorCount + blocks - 1) / blocks;
-        e.n_splits = int(std::max<int64_t>(1, std::min({want, split_cap, int64_t(kMaxSplits)})));
+        e.n_splits = int(std::max<int64_t>(1, std::min({want, split_cap, int64_t(kMaxDecodeSplits)})));
         Partials p;
         p.n_q_heads = int(n_heads);
         if (e.n_splits > 1) {
@@ -131,13 +133,13 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
         }
         if constexpr (!std::is_same_v<T, float>) {
             if (ops.precision() == Precision::Mixed)
-                launch_decode_mma<T>(a, g, e, p, d, ops.stream());
+                launch_decode_mma<T>(a, g, e, p, d, ops.overlap_launches(), ops.stream());
             else
                 launch_decode<T>(a, g, e, p, d, ops.stream());
         } else {
             launch_decode<T>(a, g, e, p, d, ops.stream());
         }
-        if (e.n_splits > 1) launch_decode_combine(a, e, p, d, ops.stream());
+        if (e.n_splits > 1) launch_decode_combine(a, e, p, d, ops.overlap_launches(), ops.stream());
     }
 }
 
@@ -209,21 +211,23 @@ void CudaOps::kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, cons
     const int threads = width >= 256 ? 256 : 128;
     switch (kv.type) {
         case DType::F16:
-            kv_store_kernel<__half><<<grid, threads, 0, stream_>>>(
-                k.as<float>(), k.ld, v.as<float>(), v.ld, static_cast<__half*>(kv.k),
-                static_cast<__half*>(kv.v), step.kv_slots, int(width), n_slots);
+            NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kv_store_kernel<__half>, dim3(grid),
+                                               dim3(threads), 0, stream_, k.as<float>(), k.ld, v.as<float>(),
+                                               v.ld, static_cast<__half*>(kv.k), static_cast<__half*>(kv.v),
+                                               step.kv_slots, int(width), n_slots));
             break;
         case DType::BF16:
-            kv_store_kernel<__nv_bfloat16><<<grid, threads, 0, stream_>>>(
+            NIWA_CUDA_CHECK(launch_overlapping(
+                overlap_launches(), kv_store_kernel<__nv_bfloat16>, dim3(grid), dim3(threads), 0, stream_,
                 k.as<float>(), k.ld, v.as<float>(), v.ld, static_cast<__nv_bfloat16*>(kv.k),
-                static_cast<__nv_bfloat16*>(kv.v), step.kv_slots, int(width), n_slots);
+                static_cast<__nv_bfloat16*>(kv.v), step.kv_slots, int(width), n_slots));
             break;
         default:
-            kv_store_kernel<float><<<grid, threads, 0, stream_>>>(
-                k.as<float>(), k.ld, v.as<float>(), v.ld, static_cast<float*>(kv.k),
-                static_cast<float*>(kv.v), step.kv_slots, int(width), n_slots);
+            NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kv_store_kernel<float>, dim3(grid),
+                                               dim3(threads), 0, stream_, k.as<float>(), k.ld, v.as<float>(),
+                                               v.ld, static_cast<float*>(kv.k), static_cast<float*>(kv.v),
+                                               step.kv_slots, int(width), n_slots));
     }
-    NIWA_CUDA_LAUNCHED("kv_store");
 }
 
 void CudaOps::attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,

@@ -4,6 +4,7 @@
 // warps and writes either the output (one split) or a partial that a combine pass merges.
 // Precision::Mixed on a 16-bit pool takes the tensor-core kernel (decode_mma_kernel, below).
 #include "kernels/cuda/attention_kernels.h"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda::attn {
 
@@ -235,6 +236,7 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ float m_s[kWarps][kMmaHeads], l_s[kWarps][kMmaHeads];
     __shared__ float acc_s[kWarps][kMmaHeads][D];
 
+    pdl_wait();  // launched to overlap the kernel before (kv_store): its launch is hidden
     const int split = blockIdx.x, gi = blockIdx.y, entry = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gq = lane >> 2, tq = lane & 3;
     const SeqInfo si = a.seqs[e.seq[entry]];
@@ -321,6 +323,7 @@ __global__ void __launch_bounds__(kThreads)
             }
         cur = next;
     }
+    pdl_release();  // after the loop: at large batches the grid is several waves
 
 #pragma unroll
     for (int off = 4; off < 32; off <<= 1)
@@ -347,32 +350,44 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // One block per (query head, entry), one thread per output element. The splits' weights
-// exp(m_s - max) are computed once, in parallel, into shared memory (at most kMaxSplits).
-constexpr int kMaxCombineSplits = 64;
+// exp(m_s - max) are computed once, in parallel, into shared memory, while every thread's first
+// kCombineLoads partial values are already on their way: at batch 1 the pass is one trip to
+// memory, not one per eight splits.
+constexpr int kCombineLoads = 32;
 
-__global__ void combine_kernel(AttnArgs a, DecodeEntries e, Partials p, int d) {
-    __shared__ float f_s[kMaxCombineSplits];
+__global__ void __launch_bounds__(256) combine_kernel(AttnArgs a, DecodeEntries e, Partials p, int d) {
+    __shared__ float f_s[kMaxDecodeSplits];
     __shared__ float total;
+    pdl_wait();  // launched to overlap the decode kernel: its launch is hidden (pdl.cuh)
+    pdl_release();
     const int head = blockIdx.x, entry = blockIdx.y, c = threadIdx.x;
     const SeqInfo si = a.seqs[e.seq[entry]];
     const int64_t row = si.q_start + e.row[entry];
     const int64_t base = int64_t(entry) * e.n_splits * p.n_q_heads + head;
+    const int n = e.n_splits;
+    const float* acc = p.acc + base * d + c;
+    const int64_t stride = int64_t(p.n_q_heads) * d;
+    float x[kCombineLoads];
+#pragma unroll
+    for (int i = 0; i < kCombineLoads; ++i) x[i] = i < n ? acc[i * stride] : 0.0f;
     if (c < 32) {  // one warp: the max and the weighted sum of l over the splits
-        float m[2], l[2];
+        constexpr int kPerLane = kMaxDecodeSplits / 32;
+        float m[kPerLane], l[kPerLane];
         float mx = -INFINITY;
-        for (int i = 0; i < 2; ++i) {
+#pragma unroll
+        for (int i = 0; i < kPerLane; ++i) {
             const int s = c + 32 * i;
             const int64_t pi = base + int64_t(s) * p.n_q_heads;
-            m[i] = s < e.n_splits ? p.ml[2 * pi] : -INFINITY;
-            l[i] = s < e.n_splits ? p.ml[2 * pi + 1] : 0.0f;
+            m[i] = s < n ? p.ml[2 * pi] : -INFINITY;
+            l[i] = s < n ? p.ml[2 * pi + 1] : 0.0f;
             mx = fmaxf(mx, m[i]);
         }
         for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
         float sum = 0.0f;
-        for (int i = 0; i < 2; ++i) {
-            const int s = c + 32 * i;
+#pragma unroll
+        for (int i = 0; i < kPerLane; ++i) {
             const float f = m[i] == -INFINITY ? 0.0f : expf(m[i] - mx);  // a split past the row's tokens: 0
-            if (s < kMaxCombineSplits) f_s[s] = f;
+            f_s[c + 32 * i] = f;
             sum += l[i] * f;
         }
         for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
@@ -380,10 +395,16 @@ __global__ void combine_kernel(AttnArgs a, DecodeEntries e, Partials p, int d) {
     }
     __syncthreads();
     float val = 0.0f;
-#pragma unroll 8
-    for (int s = 0; s < e.n_splits; ++s) {
-        const float f = f_s[s];
-        if (f != 0.0f) val += p.acc[(base + int64_t(s) * p.n_q_heads) * d + c] * f;
+    for (int s0 = 0; s0 < n; s0 += kCombineLoads) {
+        if (s0 > 0) {
+#pragma unroll
+            for (int i = 0; i < kCombineLoads; ++i) x[i] = s0 + i < n ? acc[(s0 + i) * stride] : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < kCombineLoads; ++i) {
+            const float f = s0 + i < n ? f_s[s0 + i] : 0.0f;
+            if (f != 0.0f) val += x[i] * f;
+        }
     }
     a.out[row * a.out_ld + int64_t(head) * d + c] = val / total;
 }
@@ -398,10 +419,10 @@ void launch(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, cons
 
 template <typename T, int D>
 void launch_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
-                cudaStream_t stream) {
+                bool overlap, cudaStream_t stream) {
     const dim3 grid(unsigned(e.n_splits), unsigned(g.n), unsigned(e.n));
-    decode_mma_kernel<T, D><<<grid, kThreads, 0, stream>>>(a, g, e, p);
-    NIWA_CUDA_LAUNCHED("attention decode (tensor cores)");
+    NIWA_CUDA_CHECK(
+        launch_overlapping(overlap, decode_mma_kernel<T, D>, grid, dim3(kThreads), 0, stream, a, g, e, p));
 }
 
 }  // namespace
@@ -412,10 +433,12 @@ void launch_decode(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& 
     with_head_dim(d, [&](auto hd) { launch<T, decltype(hd)::value>(a, g, e, p, stream); });
 }
 
-void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d,
+void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d, bool overlap,
                            cudaStream_t stream) {
-    combine_kernel<<<dim3(unsigned(p.n_q_heads), unsigned(e.n)), unsigned(d), 0, stream>>>(a, e, p, d);
-    NIWA_CUDA_LAUNCHED("attention decode combine");
+    require(e.n_splits <= kMaxDecodeSplits && d <= 256, "attention",
+            "the decode combine pass takes at most 64 splits of a head of at most 256 dimensions");
+    NIWA_CUDA_CHECK(launch_overlapping(overlap, combine_kernel, dim3(unsigned(p.n_q_heads), unsigned(e.n)),
+                                       dim3(unsigned(d)), 0, stream, a, e, p, d));
 }
 
 template void launch_decode<float>(const AttnArgs&, const HeadGroups&, const DecodeEntries&, const Partials&,
@@ -427,13 +450,13 @@ template void launch_decode<__nv_bfloat16>(const AttnArgs&, const HeadGroups&, c
 
 template <typename T>
 void launch_decode_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
-                       int d, cudaStream_t stream) {
-    with_head_dim(d, [&](auto hd) { launch_mma<T, decltype(hd)::value>(a, g, e, p, stream); });
+                       int d, bool overlap, cudaStream_t stream) {
+    with_head_dim(d, [&](auto hd) { launch_mma<T, decltype(hd)::value>(a, g, e, p, overlap, stream); });
 }
 
 template void launch_decode_mma<__half>(const AttnArgs&, const HeadGroups&, const DecodeEntries&,
-                                        const Partials&, int, cudaStream_t);
+                                        const Partials&, int, bool, cudaStream_t);
 template void launch_decode_mma<__nv_bfloat16>(const AttnArgs&, const HeadGroups&, const DecodeEntries&,
-                                               const Partials&, int, cudaStream_t);
+                                               const Partials&, int, bool, cudaStream_t);
 
 }  // namespace niwa::kernels::cuda::attn

@@ -42,8 +42,10 @@ struct AttnArgs {
     float scale = 1.0f;
 };
 
-// Decode: one entry per query row, split-K over its cached tokens in `n_splits` parts.
+// Decode: one entry per query row, split-K over its cached tokens in `n_splits` parts (at most
+// kMaxDecodeSplits, what the combine pass merges: two a lane of one warp).
 constexpr int kMaxDecodeEntries = 192;
+constexpr int kMaxDecodeSplits = 64;
 struct DecodeEntries {
     int n = 0;
     int n_splits = 1;
@@ -155,10 +157,12 @@ void launch_decode(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& 
                    cudaStream_t stream);
 // The tensor-core decode (Precision::Mixed, T __half or __nv_bfloat16): the same entries,
 // splits and partials as launch_decode.
+// `overlap`: launched to overlap the kernel before it (pdl.cuh).
 template <typename T>
 void launch_decode_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
-                       int d, cudaStream_t stream);
-void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d,
+                       int d, bool overlap, cudaStream_t stream);
+// Merges the splits' partials (at most kMaxDecodeSplits; d at most 256) into the output rows.
+void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d, bool overlap,
                            cudaStream_t stream);
 template <typename T>
 void launch_prefill(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& e, int d,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -32,6 +33,8 @@ struct ConvArgs {
 template <int K>
 __global__ void __launch_bounds__(kThreads) conv_kernel(ConvArgs a) {
     constexpr int H = K - 1;
+    pdl_wait();  // launched to overlap the matmul before it: its launch is hidden (pdl.cuh)
+    pdl_release();
     const int64_t c = int64_t(blockIdx.x) * kThreads + threadIdx.x;
     if (c >= a.channels) return;
     const SeqInfo si = a.seqs[blockIdx.y];
@@ -78,10 +81,11 @@ __global__ void __launch_bounds__(kThreads) state_kernel(ConvArgs a) {
 }
 
 template <int K>
-void launch(const ConvArgs& a, int n_seqs, int chunks, bool long_seqs, cudaStream_t stream) {
+void launch(const ConvArgs& a, int n_seqs, int chunks, bool long_seqs, bool overlap, cudaStream_t stream) {
     const unsigned cblocks = grid_for(a.channels, kThreads);
-    conv_kernel<K><<<dim3(cblocks, unsigned(n_seqs), unsigned(chunks)), kThreads, 0, stream>>>(a);
-    NIWA_CUDA_LAUNCHED("conv1d_silu");
+    NIWA_CUDA_CHECK(launch_overlapping(overlap, conv_kernel<K>,
+                                       dim3(cblocks, unsigned(n_seqs), unsigned(chunks)), dim3(kThreads), 0,
+                                       stream, a));
     if (!long_seqs) return;
     state_kernel<K><<<dim3(cblocks, unsigned(n_seqs)), kThreads, 0, stream>>>(a);
     NIWA_CUDA_LAUNCHED("conv1d_silu (state)");
@@ -114,21 +118,21 @@ void CudaOps::conv1d_silu(const Tensor& x, const float* w, int kernel, const Gdn
     const bool long_seqs = max_q > kChunk;
     switch (kernel) {
         case 1:
-            return launch<1>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<1>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
         case 2:
-            return launch<2>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<2>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
         case 3:
-            return launch<3>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<3>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
         case 4:
-            return launch<4>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<4>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
         case 5:
-            return launch<5>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<5>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
         case 6:
-            return launch<6>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<6>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
         case 7:
-            return launch<7>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<7>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
         default:
-            return launch<8>(a, step.n_seqs, chunks, long_seqs, stream_);
+            return launch<8>(a, step.n_seqs, chunks, long_seqs, overlap_launches(), stream_);
     }
 }
 

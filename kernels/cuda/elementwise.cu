@@ -25,6 +25,7 @@ template <typename F, typename V>
 __global__ void binary_kernel(const V* a, int64_t lda, const V* b, int64_t ldb, V* y, int64_t ldy,
                               int64_t rows, int64_t cols, F f) {
     pdl_release();  // the matmul after this may start streaming its weights
+    pdl_wait();     // launched to overlap the kernel before it: its launch is hidden
     const int64_t total = rows * cols;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -56,16 +57,17 @@ void binary(const CudaOps& ops, const Tensor& a, const Tensor& b, const Tensor& 
         const int64_t cols = y.cols / 4;
         const auto blocks =
             static_cast<unsigned>(std::min<int64_t>(max_blocks, grid_for(y.rows * cols, threads)));
-        binary_kernel<F, float4>
-            <<<blocks, threads, 0, ops.stream()>>>(a.as<const float4>(), a.ld / 4, b.as<const float4>(),
-                                                   b.ld / 4, y.as<float4>(), y.ld / 4, y.rows, cols, f);
+        NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), binary_kernel<F, float4>, dim3(blocks),
+                                           dim3(threads), 0, ops.stream(), a.as<const float4>(), a.ld / 4,
+                                           b.as<const float4>(), b.ld / 4, y.as<float4>(), y.ld / 4, y.rows,
+                                           cols, f));
     } else {
         const auto blocks =
             static_cast<unsigned>(std::min<int64_t>(max_blocks, grid_for(y.rows * y.cols, threads)));
-        binary_kernel<F, float><<<blocks, threads, 0, ops.stream()>>>(
-            a.as<const float>(), a.ld, b.as<const float>(), b.ld, y.as<float>(), y.ld, y.rows, y.cols, f);
+        NIWA_CUDA_CHECK(launch_overlapping(
+            ops.overlap_launches(), binary_kernel<F, float>, dim3(blocks), dim3(threads), 0, ops.stream(),
+            a.as<const float>(), a.ld, b.as<const float>(), b.ld, y.as<float>(), y.ld, y.rows, y.cols, f));
     }
-    NIWA_CUDA_LAUNCHED("binary_kernel");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/pdl.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -90,6 +91,7 @@ __global__ void __launch_bounds__(kRecWarps * 32) recurrent_kernel(GdnArgs a, Ke
     __shared__ float2 ss[kRecWarps];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int h = blockIdx.y, j = blockIdx.x * kRecCols + lane;
+    pdl_wait();  // launched to overlap the kernel before it: its launch is hidden (pdl.cuh)
     const SeqInfo si = a.seqs[list.idx[blockIdx.z]];
     if (si.n_q == 0) return;
     const int64_t kc = int64_t(km.key[h]) * DK, vc = int64_t(h) * a.dv + j;
@@ -609,24 +611,25 @@ __global__ void __launch_bounds__(kWalkThreads, 3)
 }
 
 template <int DK>
-void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v, cudaStream_t stream) {
+void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v, bool overlap,
+                      cudaStream_t stream) {
     const dim3 grid(unsigned(a.dv / kRecCols), unsigned(n_v), unsigned(list.n));
-    if (a.gate_a)
-        recurrent_kernel<DK, true><<<grid, kRecWarps * 32, 0, stream>>>(a, km, list);
-    else
-        recurrent_kernel<DK, false><<<grid, kRecWarps * 32, 0, stream>>>(a, km, list);
-    NIWA_CUDA_LAUNCHED("gated_delta_rule (recurrent)");
+    const dim3 block(kRecWarps * 32);
+    NIWA_CUDA_CHECK(
+        a.gate_a
+            ? launch_overlapping(overlap, recurrent_kernel<DK, true>, grid, block, 0, stream, a, km, list)
+            : launch_overlapping(overlap, recurrent_kernel<DK, false>, grid, block, 0, stream, a, km, list));
 }
 
 // The listed sequences, recurrent, kMaxListSeqs at a time.
 void launch_recurrent_lists(const GdnArgs& a, const KeyMap& km, const std::vector<int32_t>& seqs, int dk,
-                            int n_v, cudaStream_t stream) {
+                            int n_v, bool overlap, cudaStream_t stream) {
     for (size_t first = 0; first < seqs.size(); first += kMaxListSeqs) {
         SeqList list;
         list.n = int(std::min(seqs.size() - first, size_t(kMaxListSeqs)));
         std::copy_n(seqs.begin() + int64_t(first), list.n, list.idx);
-        dk == 64 ? launch_recurrent<64>(a, km, list, n_v, stream)
-                 : launch_recurrent<128>(a, km, list, n_v, stream);
+        dk == 64 ? launch_recurrent<64>(a, km, list, n_v, overlap, stream)
+                 : launch_recurrent<128>(a, km, list, n_v, overlap, stream);
     }
 }
 
@@ -754,7 +757,7 @@ void CudaOps::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, cons
                     raw ? raw->a : nullptr,
                     raw ? raw->dt_bias : nullptr,
                     raw ? raw->l2_eps : 0.0f};
-    launch_recurrent_lists(a, km, recurrent, dk, int(n_v), stream_);
+    launch_recurrent_lists(a, km, recurrent, dk, int(n_v), overlap_launches(), stream_);
     if (chunked.empty()) return;
     auto rows16 = [](const Tensor& t) {
         return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0;

@@ -4,6 +4,13 @@
 // pdl_wait() blocks until every earlier kernel has finished and its writes are visible. A
 // kernel calls pdl_release() when the next one may be scheduled (it still waits for our
 // completion before reading anything). Both are no-ops where a kernel was not launched so.
+//
+// The rule that keeps this safe: code before pdl_wait() reads only what no kernel writes
+// (weights, signs, norm weights), since a kernel that releases before its own wait lets its
+// dependent start while the kernel before it still runs. Where a kernel releases is then only
+// a question of speed: at its start when its grid is one wave, after its main loop when it is
+// several (early dependents would hold SMs its later waves need). Every kernel of a decode step
+// but the embedding lookup and the final norm is launched so.
 // Header for .cu files (C++17).
 #pragma once
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/pdl.cuh"
 #include "kernels/cuda/rope.cuh"
 #include "kernels/cuda/segments.cuh"
 
@@ -25,6 +26,8 @@ struct Side {
 __global__ void __launch_bounds__(kWarps * 32)
     qk_norm_rope_kernel(Side q, Side k, float eps, int n_rot, Frequencies freq, const int32_t* positions) {
     __shared__ float staged[kWarps][kMaxWidth];
+    pdl_wait();  // launched to overlap the matmul before it: its launch is hidden (pdl.cuh)
+    pdl_release();
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
     if (row >= q.rows + k.rows) return;  // no barrier below but the warp's own
@@ -91,9 +94,9 @@ void CudaOps::qk_norm_rope(const Tensor& q, const float* q_w, const Tensor& q_ou
     const Side qs = side(q, q_w, q_out, step.n_tokens, "q", "q_out");
     const Side ks = side(k, k_w, k_out, step.n_tokens, "k", "k_out");
     const Frequencies freq = rope_frequencies(theta, n_rot, op);
-    qk_norm_rope_kernel<<<grid_for(qs.rows + ks.rows, kWarps), kWarps * 32, 0, stream_>>>(
-        qs, ks, eps, n_rot, freq, step.positions);
-    NIWA_CUDA_LAUNCHED("qk_norm_rope_kernel");
+    NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), qk_norm_rope_kernel,
+                                       dim3(grid_for(qs.rows + ks.rows, kWarps)), dim3(kWarps * 32), 0,
+                                       stream_, qs, ks, eps, n_rot, freq, step.positions));
 }
 
 }  // namespace niwa::kernels::cuda

@@ -117,6 +117,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     constexpr int kSpan = HadamardSplit<B>::kSpan, kTeam = HadamardSplit<B>::kTeam;
     static_assert(kWarpsPerBlock % kTeam == 0, "a team in one CUDA block");
     pdl_release();  // the matmul after this may start streaming its weights
+    pdl_wait();     // launched to overlap the kernel before it: its launch is hidden
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = warp % kTeam;
     const int hb = (blockIdx.x * kWarpsPerBlock + warp) / kTeam;
     const bool live = hb < n_blocks;
@@ -177,7 +178,7 @@ bool warp_rotation(const Rotation& r, int64_t cols) {
 // A warp per (span of a Hadamard block, row) of `rows` rows of `cols` channels (block
 // warp-sized).
 template <bool SignsFirst, typename Read>
-void launch_rotate_warps(cudaStream_t stream, const Read& read, int64_t rows, int64_t cols, const Tensor& y,
+void launch_rotate_warps(const CudaOps& ops, const Read& read, int64_t rows, int64_t cols, const Tensor& y,
                          const Rotation& r) {
     const int n_blocks = static_cast<int>(cols / r.block);
     const float norm = 1.0f / std::sqrt(static_cast<float>(r.block));
@@ -185,10 +186,10 @@ void launch_rotate_warps(cudaStream_t stream, const Read& read, int64_t rows, in
         constexpr int B = decltype(b)::value;
         const dim3 grid(grid_for(int64_t(n_blocks) * HadamardSplit<B>::kTeam, kWarpsPerBlock),
                         static_cast<unsigned>(rows));
-        rotate_warp_kernel<B, SignsFirst, Read>
-            <<<grid, kWarpsPerBlock * 32, 0, stream>>>(read, y.as<float>(), y.ld, r.signs, n_blocks, norm);
+        NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), rotate_warp_kernel<B, SignsFirst, Read>,
+                                           grid, dim3(kWarpsPerBlock * 32), 0, ops.stream(), read,
+                                           y.as<float>(), y.ld, r.signs, n_blocks, norm));
     });
-    NIWA_CUDA_LAUNCHED("rotate_warp_kernel");
 }
 
 }  // namespace
@@ -219,9 +220,9 @@ void CudaOps::rotate(const Tensor& x, const Rotation& r, bool signs_first, const
     if (warp_hadamard_block(block)) {
         const ReadX read{x.as<const float>(), x.ld};
         if (signs_first)
-            launch_rotate_warps<true>(stream_, read, x.rows, x.cols, y, r);
+            launch_rotate_warps<true>(*this, read, x.rows, x.cols, y, r);
         else
-            launch_rotate_warps<false>(stream_, read, x.rows, x.cols, y, r);
+            launch_rotate_warps<false>(*this, read, x.rows, x.cols, y, r);
         return;
     }
     const dim3 grid(static_cast<unsigned>(x.cols / block), static_cast<unsigned>(x.rows));
@@ -245,8 +246,7 @@ void CudaOps::swiglu_rotate(const Tensor& gate, const Tensor& up, const Rotation
     require_same_shape(up, y, "swiglu_rotate");
     if (!warp_rotation(r, y.cols)) return Ops::swiglu_rotate(gate, up, r, y);
     if (y.rows == 0 || y.cols == 0) return;
-    launch_rotate_warps<true>(stream_,
-                              ReadSwiglu{gate.as<const float>(), up.as<const float>(), gate.ld, up.ld},
+    launch_rotate_warps<true>(*this, ReadSwiglu{gate.as<const float>(), up.as<const float>(), gate.ld, up.ld},
                               y.rows, y.cols, y, r);
 }
 
@@ -267,7 +267,7 @@ void CudaOps::rmsnorm_gated_rotate(const Tensor& x, const float* w, const Tensor
     const auto launch = [&](auto head) {
         constexpr int W = decltype(head)::value;
         launch_rotate_warps<true>(
-            stream_, ReadNormGated<W>{x.as<const float>(), z.as<const float>(), w, x.ld, z.ld, eps}, y.rows,
+            *this, ReadNormGated<W>{x.as<const float>(), z.as<const float>(), w, x.ld, z.ld, eps}, y.rows,
             y.cols, y, r);
     };
     if (width == 64) return launch(std::integral_constant<int, 64>{});
