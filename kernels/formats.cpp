@@ -73,15 +73,16 @@ void dequantize_q8_0(const uint8_t* src, float* dst, int64_t n) {
     }
 }
 
+// One PQ2_0 block's 32 code bytes at scale d, as its 128 elements at dst; returns dst + 128.
+float* dequantize_pq2_codes(const uint8_t* qs, float d, float* dst) {
+    for (int j = 0; j < kQuantBlock; ++j)
+        *dst++ = static_cast<float>(((qs[j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
+    return dst;
+}
+
 void dequantize_pq2_0(const uint8_t* src, float* dst, int64_t n) {
-    for (int64_t b = 0; b < n / kQuantBlock; ++b, src += kPq2BlockBytes) {
-        const float d = fp16_to_f32(load_u16(src));
-        const uint8_t* qs = src + 2;
-        for (int j = 0; j < kQuantBlock; ++j) {
-            const int q = (qs[j / 4] >> (2 * (j % 4))) & 3;
-            *dst++ = static_cast<float>(q - 1) * d;
-        }
-    }
+    for (int64_t b = 0; b < n / kQuantBlock; ++b, src += kPq2BlockBytes)
+        dst = dequantize_pq2_codes(src + 2, fp16_to_f32(load_u16(src)), dst);
 }
 
 // PQ2_0S: each run's scales, then its blocks' codes (formats.h).
@@ -89,9 +90,7 @@ void dequantize_pq2_0s(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t b = 0; b < n / kQuantBlock; ++b) {
         const uint8_t* run = src + (b / kSplitRunBlocks) * kSplitRunBytes;
         const float d = fp16_to_f32(load_u16(run + 2 * (b % kSplitRunBlocks)));
-        const uint8_t* qs = run + kSplitScaleBytes + 32 * (b % kSplitRunBlocks);
-        for (int j = 0; j < kQuantBlock; ++j)
-            *dst++ = static_cast<float>(((qs[j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
+        dst = dequantize_pq2_codes(run + kSplitScaleBytes + 32 * (b % kSplitRunBlocks), d, dst);
     }
 }
 
@@ -327,18 +326,12 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
 
 void dequantize_tiled_row(const void* matrix, int64_t n, int64_t row, float* dst) {
     check_blocks(DType::PQ2_0T, n);
-    const int64_t runs = n / kSplitRunElems;
-    const auto* tile =
-        static_cast<const uint8_t*>(matrix) + static_cast<size_t>(row / kTiledRows * runs) * kTiledRunBytes;
     const int r = static_cast<int>(row % kTiledRows);
-    for (int64_t s = 0; s < runs; ++s) {
-        const uint8_t* run = tile + static_cast<size_t>(s) * kTiledRunBytes;
-        for (int b = 0; b < kSplitRunBlocks; ++b) {
-            const uint8_t* qs = run + tiled_codes_at(b, r);
-            const float d = fp16_to_f32(load_u16(run + tiled_scale_at(b, r)));
-            for (int j = 0; j < kQuantBlock; ++j)
-                *dst++ = static_cast<float>(((qs[j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
-        }
+    for (int64_t k = 0; k < n; k += kSplitRunElems) {
+        const uint8_t* run = static_cast<const uint8_t*>(matrix) + tiled_run_at(n, row, k);
+        for (int b = 0; b < kSplitRunBlocks; ++b)
+            dst = dequantize_pq2_codes(run + tiled_codes_at(b, r),
+                                       fp16_to_f32(load_u16(run + tiled_scale_at(b, r))), dst);
     }
 }
 
@@ -370,10 +363,9 @@ std::vector<uint8_t> tile_pq2_0(const uint8_t* src, size_t src_stride, int64_t r
     std::vector<uint8_t> out(static_cast<size_t>(tiles * runs) * kTiledRunBytes);  // zeros: padding rows
     for (int64_t row = 0; row < rows; ++row) {
         const uint8_t* blk = src + static_cast<size_t>(row) * src_stride;
-        uint8_t* tile = out.data() + static_cast<size_t>(row / kTiledRows * runs) * kTiledRunBytes;
         const int r = static_cast<int>(row % kTiledRows);
         for (int64_t b = 0; b < n / kQuantBlock; ++b, blk += kPq2BlockBytes) {
-            uint8_t* run = tile + static_cast<size_t>(b / kSplitRunBlocks) * kTiledRunBytes;
+            uint8_t* run = out.data() + tiled_run_at(n, row, b * kQuantBlock);
             const int i = static_cast<int>(b % kSplitRunBlocks);
             std::memcpy(run + tiled_scale_at(i, r), blk, 2);
             std::memcpy(run + tiled_codes_at(i, r), blk + 2, 32);

@@ -51,9 +51,15 @@ constexpr int kTiledScalesAt = kSplitRunBlocks * kTiledRows * 32;        // its 
 #else
 #define NIWA_HOST_DEVICE
 #endif
-// PQ2_0T: where block b (0..7) of tile row r (0..15) keeps its 32 code bytes and its fp16 scale
-// in its tile's run. The only statement of the layout: the converter, the host reader and the
-// CUDA kernels all go through these two.
+// PQ2_0T: where the run holding input k of row `row` starts, in a matrix of `in` inputs a row;
+// and where, in its run, block b (0..7) of tile row r (0..15) keeps its 32 code bytes and its
+// fp16 scale. The only statement of the layout: the converter, the host reader and the CUDA
+// kernels all go through these three.
+NIWA_HOST_DEVICE constexpr size_t tiled_run_at(int64_t in, int64_t row, int64_t k) {
+    return (static_cast<size_t>(row / kTiledRows) * static_cast<size_t>(in / kSplitRunElems) +
+            static_cast<size_t>(k / kSplitRunElems)) *
+           kTiledRunBytes;
+}
 NIWA_HOST_DEVICE constexpr int tiled_codes_at(int b, int r) {
     return 32 * (kTiledRows * b + r);
 }

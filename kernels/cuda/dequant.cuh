@@ -167,6 +167,12 @@ private:
     }
 };
 
+// The 16 elements of a ternary code word (2 bits each, code - 1) at scale d.
+__device__ __forceinline__ void ternary_word16(uint32_t word, float d, float (&v)[16]) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
+}
+
 // Elements k .. k + N - 1 of a row of type T in fp32, zero from `in` on: exactly what weight_at
 // gives. With N = 16 and k a multiple of 16 a ternary block's code word is decoded whole and a
 // Q8_0 block's scale read once (their rows are whole blocks, so k < in means all 16 exist;
@@ -186,9 +192,7 @@ __device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_
             d = half_bits_to_float(load_u16(Pq2Layout<T>::scale(row, b)));
             word = Pq2Layout<T>::word(Pq2Layout<T>::codes(row, b), w);
         }
-#pragma unroll
-        for (int i = 0; i < 16; ++i)
-            v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
+        ternary_word16(word, d, v);
     } else if constexpr (N == 16 && T == DType::Q8_0) {
         const uint8_t* blk = row + (k / kQ8BlockElems) * kQ8BlockBytes;
         const float d = half_bits_to_float(load_u16(blk));
@@ -204,9 +208,7 @@ __device__ __forceinline__ void weights_at(const uint8_t* row, int64_t k, int64_
 // PQ2_0T (formats.h): the run of a tile that holds input k of row `row`, in a matrix of `in`
 // inputs a row.
 __device__ __forceinline__ const uint8_t* tiled_run(const uint8_t* w, int64_t in, int64_t row, int64_t k) {
-    return w + (static_cast<size_t>(row / kTiledRows) * static_cast<size_t>(in / kSplitRunElems) +
-                static_cast<size_t>(k / kSplitRunElems)) *
-                   kTiledRunBytes;
+    return w + tiled_run_at(in, row, k);
 }
 
 // Elements k .. k + 15 (k a multiple of 16) of row `row` of a PQ2_0T matrix of `in` inputs a
@@ -218,8 +220,7 @@ __device__ __forceinline__ void tiled_weights16(const uint8_t* w, int64_t in, in
     const float d = half_bits_to_float(load_u16(run + tiled_scale_at(b, r)));
     const uint32_t word = *reinterpret_cast<const uint32_t*>(run + tiled_codes_at(b, r) +
                                                              4 * (static_cast<int>(k % kQuantBlock) / 16));
-#pragma unroll
-    for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(static_cast<int>((word >> (2 * i)) & 3) - 1) * d;
+    ternary_word16(word, d, v);
 }
 
 // Pair e (0..7) of a code word holds elements (16w + e, 16w + e + 8): after a right shift by
