@@ -237,15 +237,13 @@ __device__ __forceinline__ void issue_unit(const MatmulArgs& a, int64_t tile, in
 template <bool Tiled>
 __device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, Unit& u) {
     if constexpr (Tiled) {
-        // The unit's codes as a run's first half holds them, then the rows' scales, 8 bytes a row.
+        // The unit's codes as a run's first half holds them.
         const uint8_t* codes = slot + tiled_codes_at(0, g) + 8 * tig;
 #pragma unroll
         for (int j = 0; j < kUnitBlocks; ++j) {
             u.c0[j] = *reinterpret_cast<const uint2*>(codes + tiled_codes_at(j, 0));
             u.c1[j] = *reinterpret_cast<const uint2*>(codes + tiled_codes_at(j, 8));
         }
-        u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
-        u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
     } else {
 #pragma unroll
         for (int j = 0; j < kUnitBlocks; ++j) {
@@ -254,9 +252,10 @@ __device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, U
             u.c1[j] = *reinterpret_cast<const uint2*>(slot + (g + 8) * 128 +
                                                       16 * (chunk ^ ring_swizzle(g + 8)) + at);
         }
-        u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
-        u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
     }
+    // Both layouts' slots end in the rows' scales, 8 bytes a row.
+    u.s0 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * g);
+    u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
 }
 
 // The ring kernel, for matrices of whole runs (rows of a multiple of 1024 inputs) on devices
