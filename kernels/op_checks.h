@@ -20,6 +20,9 @@ void check_download_rows(const char* backend, size_t dst_pitch, size_t src_pitch
 void check_weight(const char* backend, const Weight& w, const char* op);
 // matmul: the weight, and fp32 x [n, w.in] and y [n, w.out];
 void check_matmul(const char* backend, const Weight& w, const Tensor& x, const Tensor& y);
+// rotated_matmul: fp32 x and staged of one shape (staged whole rows) and what the kind reads:
+// swiglu's up and the gated norm's z of x's shape, whole heads, the sigmoid gate a row per head;
+void check_rotated_input(const char* backend, const RotatedInput& in, const Tensor& staged);
 // attention: fp32 q and out of one shape, whole heads of kv.head_dim, each mapped to a KV head;
 void check_attention(const char* backend, const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q,
                      const Tensor& out);

@@ -104,6 +104,25 @@ struct GdnRaw {
     Tensor qkn;  // [n_tokens, 2 n_k_heads dk], packed
 };
 
+// A matmul's input made on the way in (Ops::rotated_matmul): f(x, ...) rotated as a folded
+// weight's input takes it, H_B(s ⊙ f) (rotate with signs_first). What f is:
+// - Rotate: x itself;
+// - Swiglu: swiglu(x, other) (x the gate, other the up projection);
+// - GatedNorm: rmsnorm_gated(x, w, other) per head of `width` channels (other is z);
+// - SigmoidGate: x * sigmoid(gate) per head of `width` channels, the gate of x's row r and head
+//   h being row r * (x.cols / width) + h of `other` (rows of one head each: attention's gate
+//   halves).
+struct RotatedInput {
+    enum class Kind { Rotate, Swiglu, GatedNorm, SigmoidGate };
+    Kind kind = Kind::Rotate;
+    Tensor x;
+    Tensor other;
+    const float* w = nullptr;
+    float eps = 0.0f;
+    int64_t width = 0;
+    Rotation r;
+};
+
 struct SampleParams {
     float temperature = 1.0f;  // <= 0: greedy (argmax)
     int top_k = 0;             // 0: off
@@ -305,6 +324,17 @@ public:
         rmsnorm_gated(x, w, z, eps, Tensor{y.data, y.type, y.rows * (y.cols / width), width, width});
         rotate(y, r, /*signs_first=*/true, y);
     }
+
+    // y = x · Wᵀ for the x that `in` describes, with `staged` (x's shape, whole rows: ld ==
+    // cols) as room to build it. The default builds x in staged (stage_rotated_input) and
+    // multiplies; a backend may fuse the two, and then leaves staged unspecified.
+    virtual void rotated_matmul(const Weight& w, const RotatedInput& in, const Tensor& staged,
+                                const Tensor& y) {
+        stage_rotated_input(in, staged);
+        matmul(w, staged, y);
+    }
+    // staged = the input `in` describes, through the ops above (rotated_input.cpp).
+    void stage_rotated_input(const RotatedInput& in, const Tensor& staged);
 
     // One token per row of logits [n, vocab]: greedy or sampled per params[i]; params and
     // out_ids are host arrays of n.

@@ -248,11 +248,12 @@ void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
     ops_.kv_store(pool, kn, v, info_);
     const Tensor o = first(o_, T);
     ops_.attention(q, pool, plan_.kv_of_q.data(), 1.0f / std::sqrt(float(D)), info_, o);
-    const Tensor o_rows{o.data, o.type, T * nh, D, D};
-    ops_.sigmoid_mul(o_rows, heads.cols_view(D, D), o_rows);
-    const Tensor orot = first(or_, T);
-    ops_.rotate(o, A.out_rot, true, orot);
-    ops_.matmul(A.out, orot, y);
+    // The output gate (a head's second half of qg) and the rotation, on the way into the
+    // output projection.
+    kernels::RotatedInput in{kernels::RotatedInput::Kind::SigmoidGate, o, heads.cols_view(D, D)};
+    in.width = D;
+    in.r = A.out_rot;
+    ops_.rotated_matmul(A.out, in, first(or_, T), y);
 }
 
 void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Tensor& y) {
@@ -276,10 +277,11 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     ops_.gated_delta_rule_raw(conv.cols_view(0, 2 * nk * ds), conv.cols_view(2 * nk * ds, nv * ds), a, b, raw,
                               plan_.v_key.data(), int(ds), int(ds), 1.0f / std::sqrt(float(ds)), st, info_,
                               kernels::GdnMode::Auto, o);
-    // Per head of ds channels (z a column range, read head by head in its rows), then rotated.
-    const Tensor orot = first(gr_, T);
-    ops_.rmsnorm_gated_rotate(o, G.norm, z, hp_.rms_eps, ds, G.out_rot, orot);
-    ops_.matmul(G.out, orot, y);
+    // Per head of ds channels (z a column range, read head by head in its rows), then rotated, on
+    // the way into the output projection.
+    const kernels::RotatedInput in{kernels::RotatedInput::Kind::GatedNorm, o, z, G.norm, hp_.rms_eps, ds,
+                                   G.out_rot};
+    ops_.rotated_matmul(G.out, in, first(gr_, T), y);
 }
 
 void RankForward::ffn(int il, const Tensor& xr, const Tensor& y) {
@@ -288,8 +290,9 @@ void RankForward::ffn(int il, const Tensor& xr, const Tensor& y) {
     const int64_t F = plan_.ffn.size();
     const Tensor gu = first(fgu_, T), g = gu.cols_view(0, F), u = gu.cols_view(F, F), h = first(fh_, T);
     stacked_matmul(L.ffn_gate_up, {&L.ffn_gate, &L.ffn_up}, xr, gu);
-    ops_.swiglu_rotate(g, u, L.ffn_down_rot, h);
-    ops_.matmul(L.ffn_down, h, y);
+    kernels::RotatedInput in{kernels::RotatedInput::Kind::Swiglu, g, u};
+    in.r = L.ffn_down_rot;
+    ops_.rotated_matmul(L.ffn_down, in, h, y);
 }
 
 }  // namespace niwa::model
