@@ -14,8 +14,9 @@ void check_rotated_input(const char* backend, const RotatedInput& in, const Tens
     if (in.kind == K::Rotate) return;
     check_f32(backend, in.other, op, in.kind == K::Swiglu ? "up" : in.kind == K::GatedNorm ? "z" : "gate");
     if (in.kind == K::Swiglu) return check_same_shape(backend, in.x, in.other, op);
-    check_arg(backend, in.width > 0 && in.x.cols % in.width == 0, op,
-              "x's " + std::to_string(in.x.cols) + " channels are not whole heads of " + std::to_string(in.width));
+    check_arg(
+        backend, in.width > 0 && in.x.cols % in.width == 0, op,
+        "x's " + std::to_string(in.x.cols) + " channels are not whole heads of " + std::to_string(in.width));
     if (in.kind == K::GatedNorm) return check_same_shape(backend, in.x, in.other, op);
     check_arg(backend, in.x.ld == in.x.cols, op, "x must be whole rows (ld == cols) to be read as heads");
     check_arg(backend, in.other.rows == in.x.rows * (in.x.cols / in.width) && in.other.cols == in.width, op,

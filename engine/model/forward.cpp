@@ -279,8 +279,8 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
                               kernels::GdnMode::Auto, o);
     // Per head of ds channels (z a column range, read head by head in its rows), then rotated, on
     // the way into the output projection.
-    const kernels::RotatedInput in{kernels::RotatedInput::Kind::GatedNorm, o, z, G.norm, hp_.rms_eps, ds,
-                                   G.out_rot};
+    const kernels::RotatedInput in{
+        kernels::RotatedInput::Kind::GatedNorm, o, z, G.norm, hp_.rms_eps, ds, G.out_rot};
     ops_.rotated_matmul(G.out, in, first(gr_, T), y);
 }
 

@@ -40,6 +40,8 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     if (decode && std::string(decode) == "registers") decode_gemm_ = DecodeGemm::Registers;
     if (decode && std::string(decode) == "staged") decode_gemm_ = DecodeGemm::Staged;
     if (decode && std::string(decode) == "ring") decode_gemm_ = DecodeGemm::Ring;
+    const char* fuse = std::getenv("NIWA_FUSE_INPUTS");
+    fuse_inputs_ = !(fuse && std::string(fuse) == "0");
 }
 
 CudaOps::~CudaOps() {

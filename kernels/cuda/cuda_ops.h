@@ -56,6 +56,12 @@ public:
     enum class DecodeGemm { Auto, Registers, Ring, Staged };
     DecodeGemm decode_gemm() const { return decode_gemm_; }
     void set_decode_gemm(DecodeGemm g) { decode_gemm_ = g; }
+    // Whether rotated_matmul builds its input inside the decode matmul (matmul_decode.cuh,
+    // stage_rotated) where the split decode kernels take it; else it stages the input with
+    // the ops it is made of. On unless NIWA_FUSE_INPUTS=0 in the environment (for
+    // measurements); tests set both.
+    bool fuse_inputs() const { return fuse_inputs_; }
+    void set_fuse_inputs(bool on) { fuse_inputs_ = on; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
     // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
     size_t gemm_scratch_limit() const { return gemm_scratch_limit_; }
@@ -94,6 +100,8 @@ public:
     void free_host(void* p) override;
 
     void matmul(const Weight& w, const Tensor& x, const Tensor& y) override;
+    void rotated_matmul(const Weight& w, const RotatedInput& in, const Tensor& staged,
+                        const Tensor& y) override;
     void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) override;
     void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) override;
     void rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) override;
@@ -165,6 +173,7 @@ private:
     bool overlap_ = false;
     PrefillGemm prefill_gemm_ = PrefillGemm::Auto;
     DecodeGemm decode_gemm_ = DecodeGemm::Auto;
+    bool fuse_inputs_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
     ncclComm* comm_ = nullptr;  // the device group's communicator, this rank's

@@ -5,6 +5,7 @@
 // at once, walk carries S through the chunks in order (see "chunked" below). Auto: recurrent
 // for short runs.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -83,14 +84,18 @@ __device__ __forceinline__ void load_raw_token(const GdnArgs& a, int64_t row, in
     }
 }
 
+// one_wave: the grid is resident at once, so the kernel after it may be scheduled from the start
+// (it streams its weights meanwhile: GDN's output projection, pdl.cuh).
 template <int DK, bool Raw>
-__global__ void __launch_bounds__(kRecWarps * 32) recurrent_kernel(GdnArgs a, KeyMap km, SeqList list) {
+__global__ void __launch_bounds__(kRecWarps * 32)
+    recurrent_kernel(GdnArgs a, KeyMap km, SeqList list, bool one_wave) {
     constexpr int kRows = DK / kRecWarps;  // rows of S a thread holds, in its column
     __shared__ float kq[2][DK];
     __shared__ float red[2][kRecWarps][32];
     __shared__ float2 ss[kRecWarps];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int h = blockIdx.y, j = blockIdx.x * kRecCols + lane;
+    if (one_wave) pdl_release();
     pdl_wait();  // launched to overlap the kernel before it: its launch is hidden (pdl.cuh)
     const SeqInfo si = a.seqs[list.idx[blockIdx.z]];
     if (si.n_q == 0) return;
@@ -610,26 +615,38 @@ __global__ void __launch_bounds__(kWalkThreads, 3)
     for (int e = 0; e < kRs; ++e) st4(S + int64_t(kRs * g + e) * D + j0, ld4(ss + (kRs * g + e) * kBV + j0));
 }
 
+// Blocks of `kernel` resident at once on a device of `sms` SMs (asked once per kernel: the
+// answer only decides when dependents are scheduled, so a second model of GPU costs speed at most).
+template <typename K>
+int64_t resident_blocks(K* kernel, int sms) {
+    static std::atomic<int> per_sm{0};
+    int n = per_sm.load();
+    if (n == 0) {
+        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kRecWarps * 32, 0));
+        per_sm.store(std::max(n, 1));
+    }
+    return int64_t(std::max(n, 1)) * sms;
+}
+
 template <int DK>
-void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v, bool overlap,
+void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v, bool overlap, int sms,
                       cudaStream_t stream) {
     const dim3 grid(unsigned(a.dv / kRecCols), unsigned(n_v), unsigned(list.n));
     const dim3 block(kRecWarps * 32);
-    NIWA_CUDA_CHECK(
-        a.gate_a
-            ? launch_overlapping(overlap, recurrent_kernel<DK, true>, grid, block, 0, stream, a, km, list)
-            : launch_overlapping(overlap, recurrent_kernel<DK, false>, grid, block, 0, stream, a, km, list));
+    auto* kernel = a.gate_a ? recurrent_kernel<DK, true> : recurrent_kernel<DK, false>;
+    const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= resident_blocks(kernel, sms);
+    NIWA_CUDA_CHECK(launch_overlapping(overlap, kernel, grid, block, 0, stream, a, km, list, one_wave));
 }
 
 // The listed sequences, recurrent, kMaxListSeqs at a time.
 void launch_recurrent_lists(const GdnArgs& a, const KeyMap& km, const std::vector<int32_t>& seqs, int dk,
-                            int n_v, bool overlap, cudaStream_t stream) {
+                            int n_v, bool overlap, int sms, cudaStream_t stream) {
     for (size_t first = 0; first < seqs.size(); first += kMaxListSeqs) {
         SeqList list;
         list.n = int(std::min(seqs.size() - first, size_t(kMaxListSeqs)));
         std::copy_n(seqs.begin() + int64_t(first), list.n, list.idx);
-        dk == 64 ? launch_recurrent<64>(a, km, list, n_v, overlap, stream)
-                 : launch_recurrent<128>(a, km, list, n_v, overlap, stream);
+        dk == 64 ? launch_recurrent<64>(a, km, list, n_v, overlap, sms, stream)
+                 : launch_recurrent<128>(a, km, list, n_v, overlap, sms, stream);
     }
 }
 
@@ -757,7 +774,8 @@ void CudaOps::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, cons
                     raw ? raw->a : nullptr,
                     raw ? raw->dt_bias : nullptr,
                     raw ? raw->l2_eps : 0.0f};
-    launch_recurrent_lists(a, km, recurrent, dk, int(n_v), overlap_launches(), stream_);
+    launch_recurrent_lists(a, km, recurrent, dk, int(n_v), overlap_launches(), props_.multiProcessorCount,
+                           stream_);
     if (chunked.empty()) return;
     auto rows16 = [](const Tensor& t) {
         return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0;

@@ -293,12 +293,7 @@ CudaOps::DecodeGemm decode_kernel(const MatmulArgs& a) {
     return G::Staged;
 }
 
-}  // namespace
-
-void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
-    check_matmul("cuda", w, x, y);
-    check_alignment(w);
-    if (x.rows == 0 || w.out == 0) return;
+MatmulArgs matmul_args(const Weight& w, const Tensor& x, const Tensor& y) {
     MatmulArgs a;
     a.w = static_cast<const uint8_t*>(w.data);
     a.stride = w.row_stride;
@@ -310,6 +305,34 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     a.n = x.rows;
     a.y = y.as<float>();
     a.ldy = y.ld;
+    return a;
+}
+
+}  // namespace
+
+// Where the register kernel takes the input (PQ2_0S or PQ2_0T, at most kRotatedMaxRows rows, an
+// input stage_rotated builds) and is the kernel decode_kernel picks (one or two rows; PQ2_0T up
+// to four) or the one forced, it builds the input as it stages x. Else the input is staged first
+// (Ops::rotated_matmul): at more rows, one kernel that builds it once costs less than every
+// block building its slice (docs/BENCHMARKS.md, twelfth pass).
+void CudaOps::rotated_matmul(const Weight& w, const RotatedInput& in, const Tensor& staged, const Tensor& y) {
+    check_rotated_input("cuda", in, staged);
+    check_matmul("cuda", w, staged, y);
+    check_alignment(w);
+    const MatmulArgs a = matmul_args(w, staged, y);
+    const bool fused =
+        fuse_inputs_ && precision_ == Precision::Mixed && a.n > 0 && a.out > 0 && a.in > 0 &&
+        split_decode_takes(in, a) &&
+        (decode_gemm_ == DecodeGemm::Auto ? decode_kernel(a) : decode_gemm_) == DecodeGemm::Registers;
+    if (!fused) return Ops::rotated_matmul(w, in, staged, y);
+    launch_split_decode(*this, a, in);
+}
+
+void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
+    check_matmul("cuda", w, x, y);
+    check_alignment(w);
+    if (x.rows == 0 || w.out == 0) return;
+    MatmulArgs a = matmul_args(w, x, y);
     if (w.in == 0) {
         NIWA_CUDA_CHECK(cudaMemset2DAsync(a.y, static_cast<size_t>(a.ldy) * sizeof(float), 0,
                                           static_cast<size_t>(a.out) * sizeof(float),

@@ -75,6 +75,13 @@ void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a);
 // arithmetic, codes and scales loaded straight into registers; with `ring`, through per-warp
 // shared-memory rings where the rows are whole runs and the device holds them.
 void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring);
+// The register kernel for the input `in` describes (a.x unused), built as each block stages
+// its slice of x (matmul_decode.cuh, stage_rotated), where split_decode_takes says it builds it:
+// a rotation by blocks of 32..1024 channels dividing 1024 (or none), a gated norm over heads of
+// kFusedNormWidth, a sigmoid gate over heads of a power of two; n <= kRotatedMaxRows (4).
+constexpr int64_t kFusedNormWidth = 128;  // GDN's heads in the published models
+bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a);
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in);
 // Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a);
 // Any weight type: dequantized to fp16 scratch, one cuBLAS GEMM per slab of rows that fits

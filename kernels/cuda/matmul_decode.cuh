@@ -57,6 +57,24 @@ __device__ __forceinline__ int position_word(int p) {
     return p < 4 ? 2 * p : 2 * (p - 4) + 1;
 }
 
+// Which x position p (0..7) holds code word w: position_word's inverse.
+template <WordPairs W>
+__device__ __forceinline__ int word_position(int w) {
+    if constexpr (W == WordPairs::Apart) return w;
+    return (w & 1) ? 4 + (w >> 1) : w >> 1;
+}
+
+// The bias sum of one x row's quant block, whose words lane and lane + 32 a lane holds (w0, w1;
+// weight: 1024 4^-s + 1 for the lane's e): every lane gets it.
+__device__ __forceinline__ float block_bias(uint32_t w0, uint32_t w1, float weight) {
+    const float2 v0 = __half22float2(*reinterpret_cast<const __half2*>(&w0));
+    const float2 v1 = __half22float2(*reinterpret_cast<const __half2*>(&w1));
+    float sum = weight * (v0.x + v0.y);
+    sum += weight * (v1.x + v1.y);
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    return sum;
+}
+
 // x's slice (quant blocks qb0 .. qb0 + nqb) into xs as fp16 pairs, word 8 p + e of a block =
 // inputs (16 w + e, 16 w + e + 8) of code word w = position_word<W>(p), times 4^-s; with, per
 // quant block and x row, the sum of (1024 4^-s + 1) x over the fp16 values stored (= (1024 +
@@ -99,13 +117,132 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
                            w1 = f16x2_bits(v[j][2] * sc, v[j][3] * sc);
             xs[r * kXWords + qb * 64 + lane] = w0;
             xs[r * kXWords + qb * 64 + lane + 32] = w1;
-            const float2 v0 = __half22float2(*reinterpret_cast<const __half2*>(&w0));
-            const float2 v1 = __half22float2(*reinterpret_cast<const __half2*>(&w1));
-            float sum = weight * (v0.x + v0.y);
-            sum += weight * (v1.x + v1.y);
-            for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+            const float sum = block_bias(w0, w1, weight);
             if (lane == 0) bias[qb * NT * 8 + r] = sum;
         }
+    }
+    __syncthreads();
+}
+
+// What the staging reads: x itself (stage_x), or an input made on the way in (stage_rotated).
+struct PlainX {};
+
+// A rotated input (RotatedInput, ops.h): Read's values (rotate_sources.cuh) times the signs,
+// through Hadamard blocks of `block` channels (32..1024, dividing 1024) times norm; block 0: the
+// values as they are.
+template <typename Read>
+struct RotatedX {
+    Read read;
+    const float* signs = nullptr;
+    int block = 0;
+    float norm = 1.0f;
+};
+
+// Rows of x up to which the split decode kernel builds a rotated input itself (stage_rotated):
+// it keeps them as fp32 in shared memory, 4 KB a row.
+constexpr int kRotatedMaxRows = 4;
+constexpr size_t kRotatedRowBytes = static_cast<size_t>(kSliceBlocks) * kQuantBlock * sizeof(float);
+
+// The signs of the 128 channels of quant block `warp` of the slice a lane of warp `warp` takes
+// (channels lane + 32 k): weights, so they may be read before the kernel before has finished.
+template <typename Read>
+__device__ __forceinline__ void rotated_signs(const RotatedX<Read>& src, int qb0, int nqb, float (&sg)[4]) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t c0 = static_cast<int64_t>(qb0 + warp) * kQuantBlock + lane;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) sg[k] = warp < nqb && src.signs ? src.signs[c0 + 32 * k] : 1.0f;
+}
+
+// stage_x's result for the input src describes, rows [0, n) (n <= kRotatedMaxRows; 8 warps):
+// warp w takes quant block w of the slice (128 channels, lane + 32 k in its v[k]) of every row,
+// all rows' loads in flight together, and runs the Hadamard stages of pair distance 1..64 in
+// registers; the rows meet as fp32 in `rows_buf`, where the stages of distance 128..512 run, a
+// thread per channel of a quant block, in the CPU oracle's order (hadamard.cuh), and the fp16
+// result is stored as stage_x lays it out. The bias sums then come from the stored words as
+// stage_x sums them: the result is bit for bit the matmul of the input staged by the rotate
+// kernels (rotate.cu), which run the same arithmetic. Each block of a slice builds its slice
+// again: at one or two rows that costs less than a kernel that builds x once. Ends with the
+// block synchronised.
+template <int NT, WordPairs W, typename Read>
+__device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const float (&sg)[4], int64_t n,
+                                              int qb0, int nqb, uint32_t* xs, float* bias, float* rows_buf) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    const int rows = min(static_cast<int>(n), kRotatedMaxRows);
+    if (warp < nqb) {
+        const int64_t c0 = static_cast<int64_t>(qb0 + warp) * kQuantBlock + lane;
+        typename Read::Raw raw[kRotatedMaxRows][4];
+#pragma unroll
+        for (int r = 0; r < kRotatedMaxRows; ++r)
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                if (r < rows) raw[r][k] = src.read.fetch(r, c0 + 32 * k);
+#pragma unroll
+        for (int r = 0; r < kRotatedMaxRows; ++r) {
+            if (r >= rows) break;
+            float v[4];
+            src.read.values(raw[r], v);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v[k] *= sg[k];
+            if (src.block > 0) {
+#pragma unroll
+                for (int len = 1; len < 32; len <<= 1) {
+                    const bool upper = (lane & len) != 0;
+#pragma unroll
+                    for (int k = 0; k < 4; ++k) {
+                        const float other = __shfl_xor_sync(0xffffffffu, v[k], len);
+                        v[k] = upper ? other - v[k] : v[k] + other;
+                    }
+                }
+#pragma unroll
+                for (int d = 1; d < 4; d <<= 1) {
+                    if (32 * d >= src.block) break;
+#pragma unroll
+                    for (int k = 0; k < 4; ++k) {
+                        if (k & d) continue;
+                        const float a = v[k], b = v[k + d];
+                        v[k] = a + b;
+                        v[k + d] = a - b;
+                    }
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                rows_buf[r * kSliceBlocks * kQuantBlock + warp * kQuantBlock + lane + 32 * k] = v[k];
+        }
+    }
+    __syncthreads();
+    __half* xh = reinterpret_cast<__half*>(xs);
+    for (int t = threadIdx.x; t < rows * kQuantBlock; t += blockDim.x) {
+        const int r = t / kQuantBlock, i = t - r * kQuantBlock;
+        const float* row = rows_buf + r * kSliceBlocks * kQuantBlock;
+        float o[kSliceBlocks];
+#pragma unroll
+        for (int q = 0; q < kSliceBlocks; ++q) o[q] = q < nqb ? row[q * kQuantBlock + i] : 0.0f;
+#pragma unroll
+        for (int d = 1; d < kSliceBlocks; d <<= 1) {
+            if (kQuantBlock * d >= src.block) break;
+#pragma unroll
+            for (int q = 0; q < kSliceBlocks; ++q) {
+                if (q & d) continue;
+                const float a = o[q], b = o[q + d];
+                o[q] = a + b;
+                o[q + d] = a - b;
+            }
+        }
+        // Channel i of a quant block: code word i / 16, half (i >> 3) & 1 of its pair i % 8.
+        const int at = 2 * (r * kXWords + 8 * word_position<W>(i >> 4) + (i & 7)) + ((i >> 3) & 1);
+        const float sc = pair_x_scale(i & 7), norm = src.block > 0 ? src.norm : 1.0f;
+#pragma unroll
+        for (int q = 0; q < kSliceBlocks; ++q)
+            if (q < nqb) xh[at + 2 * 64 * q] = __float2half_rn(o[q] * norm * sc);
+    }
+    __syncthreads();
+    const float weight = 1024.0f + 1.0f / pair_x_scale(lane & 7);
+    for (int i = warp; i < rows * nqb; i += warps) {
+        const int r = i / nqb, qb = i - r * nqb;
+        const uint32_t* words = xs + r * kXWords + qb * 64;
+        const float sum = block_bias(words[lane], words[lane + 32], weight);
+        if (lane == 0) bias[qb * NT * 8 + r] = sum;
     }
     __syncthreads();
 }

@@ -14,11 +14,14 @@
 // and two rows.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <string>
 #include <type_traits>
 
+#include "kernels/cuda/hadamard.cuh"
 #include "kernels/cuda/matmul_decode.cuh"
 #include "kernels/cuda/pdl.cuh"
+#include "kernels/cuda/rotate_sources.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -315,9 +318,12 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
 
 // Two blocks an SM (up to 128 registers): a unit in flight while the other is multiplied. With
 // three (80 registers, as before the two units alternated) the compiler spilled, and earlier kept
-// the next unit's loads behind the multiply, so each unit waited a full trip to memory.
-template <int NT, bool Tiled>
-__global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p) {
+// the next unit's loads behind the multiply, so each unit waited a full trip to memory. Src:
+// PlainX (x as it is), or a RotatedX the block builds x from (stage_rotated; at most
+// kRotatedMaxRows rows, its fp32 rows after the flag in shared memory).
+template <int NT, bool Tiled, typename Src>
+__global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p, Src src) {
+    constexpr bool kPlain = std::is_same_v<Src, PlainX>;
     extern __shared__ __align__(16) uint8_t smem[];
     const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
     const MatmulArgs& a = p.a;
@@ -330,8 +336,14 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
     TileRuns runs = runs_of<Tiled>(a, t, slice, g);
     Unit cur;
     if (t < t1) load_half<Tiled>(runs, 0, min(kUnitBlocks, nqb), g, tig, cur);
+    float sg[4];
+    if constexpr (!kPlain) rotated_signs(src, qb0, nqb, sg);
     pdl_wait();
-    stage_x<NT, WordPairs::Adjacent>(a, qb0, nqb, xs, bias);
+    if constexpr (kPlain)
+        stage_x<NT, WordPairs::Adjacent>(a, qb0, nqb, xs, bias);
+    else
+        stage_rotated<NT, WordPairs::Adjacent>(src, sg, a.n, qb0, nqb, xs, bias,
+                                               reinterpret_cast<float*>(smem + decode_x_bytes(NT) + 16));
 
     float acc[NT][4];
     zero(acc);
@@ -388,51 +400,115 @@ int blocks_per_sm(CudaOps& ops, K* kernel, size_t smem, std::atomic<int> (&cache
 
 // Launches `kernel` over one wave of blocks (measured: fewer, fuller blocks for small matrices
 // are slower).
-template <typename K>
-void launch_wave(CudaOps& ops, K* kernel, const MatmulArgs& pass, size_t smem, int blocks_per_sm) {
+template <typename K, typename... Src>
+void launch_wave(CudaOps& ops, K* kernel, const MatmulArgs& pass, size_t smem, int blocks_per_sm,
+                 const Src&... src) {
     const DecodeParams p = plan_decode(ops, pass, ops.props().multiProcessorCount * blocks_per_sm);
     const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
-    NIWA_CUDA_CHECK(
-        launch_overlapping(ops.overlap_launches(), kernel, grid, dim3(kWarps * 32), smem, ops.stream(), p));
+    NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), kernel, grid, dim3(kWarps * 32), smem,
+                                       ops.stream(), p, src...));
 }
 
-}  // namespace
+// One pass of at most kDecodeMaxRows rows of x (a RotatedX src: at most kRotatedMaxRows): the
+// ring kernel where x is plain, the rows are whole runs, the backend may choose it and the device
+// holds it at its full occupancy (an H200: yes; an RTX 5070's 100 KB an SM: no); the register
+// kernel otherwise.
+template <typename Src>
+void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src) {
+    constexpr bool kPlain = std::is_same_v<Src, PlainX>;
+    auto tiles = [&](auto x_tiles) {
+        constexpr int NT = decltype(x_tiles)::value;
+        auto launch = [&](auto layout) {
+            constexpr bool Tiled = decltype(layout)::value;
+            if constexpr (kPlain) {
+                if (ring && pass.in % (kSliceBlocks * kQuantBlock) == 0) {
+                    auto* kernel = ring_decode_kernel<NT, Tiled>;
+                    static std::atomic<uint64_t> configured{0};
+                    static std::atomic<int> fits[64] = {};
+                    allow_max_smem(ops, kernel, configured);
+                    const int n = blocks_per_sm(ops, kernel, ring_smem_bytes(NT), fits);
+                    if (n >= ring_blocks_per_sm(NT))
+                        return launch_wave(ops, kernel, pass, ring_smem_bytes(NT), n);
+                }
+            }
+            auto* kernel = split_decode_kernel<NT, Tiled, Src>;
+            const size_t smem = decode_x_bytes(NT) + 16 + (kPlain ? 0 : kRotatedMaxRows * kRotatedRowBytes);
+            static std::atomic<uint64_t> configured{0};
+            static std::atomic<int> cached[64] = {};
+            allow_max_smem(ops, kernel, configured);
+            launch_wave(ops, kernel, pass, smem, std::max(1, blocks_per_sm(ops, kernel, smem, cached)), src);
+        };
+        if (pass.type == DType::PQ2_0T)
+            launch(std::true_type{});
+        else
+            launch(std::false_type{});
+    };
+    if constexpr (kPlain)
+        with_x_tiles(static_cast<int>((pass.n + 7) / 8), tiles);
+    else
+        tiles(std::integral_constant<int, 1>{});
+}
 
-// The ring kernel where the rows are whole runs, the backend may choose it and the device holds
-// it at its full occupancy (an H200: yes; an RTX 5070's 100 KB an SM: no); the register kernel
-// otherwise.
-void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring) {
+void check_split_decode(const MatmulArgs& a) {
     const bool tiled = a.type == DType::PQ2_0T;
     require(tiled || a.type == DType::PQ2_0S, "matmul",
             std::string("the split decode kernels take PQ2_0S or PQ2_0T, not ") + dtype_name(a.type));
     require(!tiled || a.in % (kSliceBlocks * kQuantBlock) == 0, "matmul", "a PQ2_0T matrix has whole runs");
-    for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
-        with_x_tiles(static_cast<int>((pass.n + 7) / 8), [&](auto x_tiles) {
-            constexpr int NT = decltype(x_tiles)::value;
-            auto launch = [&](auto layout) {
-                constexpr bool Tiled = decltype(layout)::value;
-                if (ring && pass.in % (kSliceBlocks * kQuantBlock) == 0) {
-                    static std::atomic<uint64_t> configured{0};
-                    static std::atomic<int> fits[64] = {};
-                    allow_max_smem(ops, ring_decode_kernel<NT, Tiled>, configured);
-                    const int n =
-                        blocks_per_sm(ops, ring_decode_kernel<NT, Tiled>, ring_smem_bytes(NT), fits);
-                    if (n >= ring_blocks_per_sm(NT))
-                        return launch_wave(ops, ring_decode_kernel<NT, Tiled>, pass, ring_smem_bytes(NT), n);
-                }
-                const size_t smem = decode_x_bytes(NT) + 16;
-                static std::atomic<uint64_t> configured{0};
-                static std::atomic<int> cached[64] = {};
-                allow_max_smem(ops, split_decode_kernel<NT, Tiled>, configured);
-                launch_wave(ops, split_decode_kernel<NT, Tiled>, pass, smem,
-                            std::max(1, blocks_per_sm(ops, split_decode_kernel<NT, Tiled>, smem, cached)));
-            };
-            if (tiled)
-                launch(std::true_type{});
-            else
-                launch(std::false_type{});
-        });
-    });
+}
+
+template <typename Read>
+void launch_rotated(CudaOps& ops, const MatmulArgs& a, const Read& read, const Rotation& r) {
+    RotatedX<Read> src{read, r.block ? r.signs : nullptr, r.block,
+                       r.block ? 1.0f / std::sqrt(static_cast<float>(r.block)) : 1.0f};
+    launch_pass(ops, a, false, src);
+}
+
+}  // namespace
+
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring) {
+    check_split_decode(a);
+    for_each_row_group(a, kDecodeMaxRows,
+                       [&](const MatmulArgs& pass) { launch_pass(ops, pass, ring, PlainX{}); });
+}
+
+bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a) {
+    using K = RotatedInput::Kind;
+    const Rotation& r = in.r;
+    const bool rotation =
+        r.block == 0 || (warp_hadamard_block(r.block) && r.signs &&
+                         (kSliceBlocks * kQuantBlock) % r.block == 0 && a.in % r.block == 0);
+    const bool kind = in.kind != K::GatedNorm || in.width == kFusedNormWidth;
+    const bool heads = in.kind != K::SigmoidGate || (in.width & (in.width - 1)) == 0;
+    return (a.type == DType::PQ2_0S || a.type == DType::PQ2_0T) && a.n <= kRotatedMaxRows && rotation &&
+           kind && heads;
+}
+
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in) {
+    check_split_decode(a);
+    require(split_decode_takes(in, a), "matmul",
+            "this rotated input is not one the split decode kernels build");
+    const Tensor& x = in.x;
+    const Tensor& o = in.other;
+    switch (in.kind) {
+        case RotatedInput::Kind::Rotate:
+            return launch_rotated(ops, a, ReadX{x.as<const float>(), x.ld}, in.r);
+        case RotatedInput::Kind::Swiglu:
+            return launch_rotated(ops, a, ReadSwiglu{x.as<const float>(), o.as<const float>(), x.ld, o.ld},
+                                  in.r);
+        case RotatedInput::Kind::GatedNorm:
+            return launch_rotated(ops, a,
+                                  ReadNormGated<kFusedNormWidth>{x.as<const float>(), o.as<const float>(),
+                                                                 in.w, x.ld, o.ld, in.eps},
+                                  in.r);
+        case RotatedInput::Kind::SigmoidGate: {
+            int log_width = 0;
+            while ((int64_t{1} << log_width) < in.width) ++log_width;
+            return launch_rotated(ops, a,
+                                  ReadSigmoidGate{x.as<const float>(), o.as<const float>(), x.ld, o.ld,
+                                                  static_cast<int>(x.cols / in.width), log_width},
+                                  in.r);
+        }
+    }
 }
 
 }  // namespace niwa::kernels::cuda

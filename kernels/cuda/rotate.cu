@@ -15,6 +15,7 @@
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/hadamard.cuh"
 #include "kernels/cuda/pdl.cuh"
+#include "kernels/cuda/rotate_sources.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -41,73 +42,6 @@ __global__ void __launch_bounds__(kMaxThreads)
 }
 
 constexpr int kWarpsPerBlock = 4;
-
-// What the warp kernel rotates: x's channels, swiglu(gate, up), or GDN's gated rmsnorm per head.
-// fetch() loads a channel's inputs; values() turns a lane's fetched channels (lane + 32 j of the
-// block) into the values to rotate, with the whole warp (the gated norm sums each head over it).
-// The kernel fetches all of a lane's channels before it uses any, so their loads are in flight
-// together.
-struct ReadX {
-    const float* x;
-    int64_t ldx;
-    using Raw = float;
-    __device__ Raw fetch(int64_t row, int64_t c) const { return x[row * ldx + c]; }
-    template <int N>
-    __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
-#pragma unroll
-        for (int j = 0; j < N; ++j) v[j] = raw[j];
-    }
-};
-struct ReadSwiglu {
-    const float *gate, *up;
-    int64_t ldg, ldu;
-    using Raw = float2;
-    __device__ Raw fetch(int64_t row, int64_t c) const {
-        return make_float2(gate[row * ldg + c], up[row * ldu + c]);
-    }
-    template <int N>
-    __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
-#pragma unroll
-        for (int j = 0; j < N; ++j) v[j] = swiglu_value(raw[j].x, raw[j].y);
-    }
-};
-// Heads of W channels (32 <= W, W dividing the block): head h of the block is j in
-// [h W/32, (h+1) W/32) of every lane. y = x * rsqrt(mean(x²) + eps) * w * silu(z), as
-// rmsnorm_gated (gdn_small.cu) computes it.
-struct NormGatedRaw {
-    float x, z, w;
-};
-template <int W>
-struct ReadNormGated {
-    const float *x, *z, *w;
-    int64_t ldx, ldz;
-    float eps;
-    using Raw = NormGatedRaw;
-    __device__ Raw fetch(int64_t row, int64_t c) const {
-        return {x[row * ldx + c], z[row * ldz + c], w ? w[c % W] : 1.0f};
-    }
-    template <int N>
-    __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
-        constexpr int kPer = W / 32;
-        if constexpr (N < kPer) {  // a block smaller than a head: never launched
-#pragma unroll
-            for (int j = 0; j < N; ++j) v[j] = 0.0f;
-        } else {
-#pragma unroll
-            for (int h = 0; h < N / kPer; ++h) {
-                float ss = 0.0f;
-#pragma unroll
-                for (int j = h * kPer; j < (h + 1) * kPer; ++j) ss = fmaf(raw[j].x, raw[j].x, ss);
-#pragma unroll
-                for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-                const float inv = 1.0f / sqrtf(ss / float(W) + eps);
-#pragma unroll
-                for (int j = h * kPer; j < (h + 1) * kPer; ++j)
-                    v[j] = raw[j].x * inv * raw[j].w * silu_value(raw[j].z);
-            }
-        }
-    }
-};
 
 // A warp per span of a Hadamard block (HadamardSplit: the whole block up to 256 channels, a
 // team of warps in one CUDA block for more), per row.

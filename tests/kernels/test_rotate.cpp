@@ -5,6 +5,7 @@
 
 #include <QtTest>
 #include <bit>
+#include <cmath>
 
 using namespace niwa::kernels;
 using namespace niwa::kernels::test;
@@ -84,6 +85,59 @@ private slots:
         make_cpu_ops(1)->rotate(x.t, Rotation{0, nullptr}, true, y.t);
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 10; ++c) QCOMPARE(y.at(r, c), x.at(r, c));
+    }
+
+    // rotated_matmul's default (every backend's where it does not fuse): the sigmoid gate read
+    // per head from rows of its own (attention's gate halves), rotated, into `staged`, then the
+    // matmul. Against the explicit gate and matrix, and a plain matmul of that input.
+    void rotatedMatmulStagesTheGatedInput() {
+        std::mt19937 rng(304);
+        auto ops = make_cpu_ops(2);
+        const int64_t rows = 3, width = 16, heads = 4, cols = width * heads, out = 5;
+        const int block = 32;
+        const auto s = random_signs(rng, cols);
+        const HostTensor x = random_tensor(rng, rows, cols, cols);
+        const HostTensor gate = random_tensor(rng, rows * heads, 2 * width, 2 * width);
+        const HostTensor w = random_tensor(rng, out, cols, cols);
+        const Weight weight{w.buf.data(), DType::F32, cols, out, size_t(cols) * sizeof(float)};
+        RotatedInput in{RotatedInput::Kind::SigmoidGate, x.t, gate.t.cols_view(width, width)};
+        in.width = width;
+        in.r = Rotation{block, s.data()};
+        HostTensor staged(rows, cols, cols), y(rows, out, out), gated(rows, cols, cols), want(rows, out, out);
+        ops->rotated_matmul(weight, in, staged.t, y.t);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c)
+                gated.at(r, c) =
+                    x.at(r, c) / (1.0f + std::exp(-gate.at(r * heads + c / width, width + c % width)));
+        for (int64_t r = 0; r < rows; ++r) {
+            const auto rotated = reference(gated, r, block, s, true);
+            for (int64_t c = 0; c < cols; ++c)
+                QVERIFY2(std::abs(staged.at(r, c) - rotated[c]) <= 1e-5,
+                         qPrintable(QString("row %1 col %2").arg(r).arg(c)));
+        }
+        ops->matmul(weight, staged.t, want.t);
+        QCOMPARE(y.buf, want.buf);
+    }
+
+    // What the input needs, stated: a staging buffer of whole rows, heads that divide the row, a
+    // gate row per head.
+    void rotatedMatmulRejectsBadInputs() {
+        std::mt19937 rng(305);
+        auto ops = make_cpu_ops(1);
+        const HostTensor x = random_tensor(rng, 2, 64, 64), w = random_tensor(rng, 4, 64, 64);
+        const HostTensor gate = random_tensor(rng, 8, 32, 32);
+        const Weight weight{w.buf.data(), DType::F32, 64, 4, 64 * sizeof(float)};
+        HostTensor staged(2, 64, 64), padded(2, 64, 66), y(2, 4, 4);
+        RotatedInput in{RotatedInput::Kind::SigmoidGate, x.t, gate.t.cols_view(16, 16)};
+        in.width = 16;  // 4 heads a row, 2 rows: 8 gate rows
+        ops->rotated_matmul(weight, in, staged.t, y.t);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ops->rotated_matmul(weight, in, padded.t, y.t));
+        in.width = 8;  // 8 heads a row would want 16 gate rows of 8
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ops->rotated_matmul(weight, in, staged.t, y.t));
+        in.width = 48;  // not whole heads
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ops->rotated_matmul(weight, in, staged.t, y.t));
+        in = RotatedInput{RotatedInput::Kind::Swiglu, x.t, gate.t};  // up of another shape
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ops->rotated_matmul(weight, in, staged.t, y.t));
     }
 
     void rejectsBadBlocks() {

@@ -7,7 +7,9 @@
 #include "tests/kernels/cuda/cuda_test_util.h"
 
 #include <QtTest>
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "kernels/cuda/cuda_ops.h"
 
@@ -55,48 +57,67 @@ struct Case {
     int64_t x_pad, y_pad;
 };
 
-// Runs one case on both backends; returns the relative error and checks y's padding untouched.
-// With `gpu_y`, also returns the GPU's result (padding included).
-double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vector<float>* gpu_y = nullptr) {
-    // PQ2_0S: the CPU multiplies by PQ2_0 rows, the GPU by the same rows converted (whole
-    // rows of the view, each padded to a 16-byte multiple past row_pad); PQ2_0T: by the view
-    // converted whole (tiles of 16 rows: no row stride to pad).
+// A case's weight: t's rows for the GPU and, for the CPU, the file rows they come from.
+// PQ2_0S: the CPU multiplies by PQ2_0 rows, the GPU by the same rows converted (whole rows of
+// the view, each padded to a 16-byte multiple past row_pad); PQ2_0T: by the view converted whole
+// (tiles of 16 rows: no row stride to pad).
+struct CaseWeight {
+    std::vector<uint8_t> bytes;
+    Weight host;
+    std::unique_ptr<DeviceBytes> dev_bytes;
+    Weight dev;
+};
+
+CaseWeight case_weight(Backends& b, DType t, const Case& c, std::mt19937& rng) {
+    CaseWeight cw;
     const DType file_t = t == DType::PQ2_0S || t == DType::PQ2_0T ? DType::PQ2_0 : t;
     const int64_t block = dtype_block_elems(t);
     const int64_t full_in = c.in + c.col_block * block;
     const size_t stride = dtype_row_bytes(file_t, full_in) + c.row_pad;
-    const std::vector<uint8_t> bytes = random_weight(rng, file_t, full_in, c.out, stride);
+    cw.bytes = random_weight(rng, file_t, full_in, c.out, stride);
     const size_t offset = dtype_row_bytes(file_t, c.col_block * block);
-    const Weight host_w{bytes.data() + offset, file_t, c.in, c.out, stride};
-    std::vector<uint8_t> dev_host = bytes;
+    cw.host = Weight{cw.bytes.data() + offset, file_t, c.in, c.out, stride};
+    std::vector<uint8_t> dev_host = cw.bytes;
     size_t dev_offset = offset, dev_stride = stride;
     if (t == DType::PQ2_0S) {
         const size_t row = dtype_row_bytes(t, c.in);
         dev_stride = (row + c.row_pad + 15) / 16 * 16;
         dev_offset = 0;
         const std::vector<uint8_t> split =
-            convert_rows(file_t, t, bytes.data() + offset, stride, c.out, c.in);
+            convert_rows(file_t, t, cw.bytes.data() + offset, stride, c.out, c.in);
         dev_host.assign(dev_stride * static_cast<size_t>(c.out), 0xEE);
         for (int64_t r = 0; r < c.out; ++r) std::memcpy(&dev_host[r * dev_stride], &split[r * row], row);
     }
     if (t == DType::PQ2_0T) {
         dev_stride = dtype_row_bytes(t, c.in);
         dev_offset = 0;
-        dev_host = convert_rows(file_t, t, bytes.data() + offset, stride, c.out, c.in);
+        dev_host = convert_rows(file_t, t, cw.bytes.data() + offset, stride, c.out, c.in);
     }
-    const DeviceBytes dev_bytes(*b.gpu, dev_host.data(), dev_host.size());
-    const Weight dev_w{dev_bytes.as<uint8_t>() + dev_offset, t, c.in, c.out, dev_stride};
+    cw.dev_bytes = std::make_unique<DeviceBytes>(*b.gpu, dev_host.data(), dev_host.size());
+    cw.dev = Weight{cw.dev_bytes->as<uint8_t>() + dev_offset, t, c.in, c.out, dev_stride};
+    return cw;
+}
 
+// Whether y's padding past `cols` (NaN-poisoned) is untouched.
+bool padding_untouched(const HostTensor& y, int64_t cols) {
+    for (int64_t r = 0; r < y.t.rows; ++r)
+        for (int64_t o = cols; o < y.t.ld; ++o)
+            if (!std::isnan(y.at(r, o))) return false;
+    return true;
+}
+
+// Runs one case on both backends; returns the relative error and checks y's padding untouched.
+// With `gpu_y`, also returns the GPU's result (padding included).
+double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vector<float>* gpu_y = nullptr) {
+    const CaseWeight w = case_weight(b, t, c, rng);
     const HostTensor x = random_tensor(rng, c.n, c.in, c.in + c.x_pad);
     HostTensor want(c.n, c.out, c.out + c.y_pad);
-    b.cpu->matmul(host_w, x.t, want.t);
+    b.cpu->matmul(w.host, x.t, want.t);
     const DeviceTensor dx(*b.gpu, x);
     const DeviceTensor dy(*b.gpu, c.n, c.out, c.out + c.y_pad);
-    b.gpu->matmul(dev_w, dx.t, dy.t);
+    b.gpu->matmul(w.dev, dx.t, dy.t);
     const HostTensor got = dy.download();
-    for (int64_t r = 0; r < c.n; ++r)
-        for (int64_t o = c.out; o < c.out + c.y_pad; ++o)
-            if (!std::isnan(got.at(r, o))) return INFINITY;  // wrote past the row
+    if (!padding_untouched(got, c.out)) return INFINITY;  // wrote past the row
     if (gpu_y) *gpu_y = got.buf;
     return tensor_error(got, want);
 }
@@ -328,6 +349,128 @@ private slots:
             }
         }
         cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Auto);
+    }
+
+    // rotated_matmul: the CPU stages the input with the ops it is made of and multiplies; the
+    // GPU's register kernel builds it as it stages x (matmul_decode.cuh, stage_rotated: up to four
+    // rows) from the same arithmetic as the rotate kernels, so it equals, bit for bit, the same
+    // kernel on the input those kernels staged (fusing off), and leaves the staging buffer
+    // untouched. Each kind at its model shape, Hadamard blocks of 32..1024 and none, short last
+    // runs (2176, 2560 inputs), PQ2_0S and PQ2_0T; and inputs left to staging (heads of 64 for the
+    // gated norm, 24 and 33 rows), through each kernel choice.
+    void rotatedInputs() {
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        using K = RotatedInput::Kind;
+        using G = cuda::CudaOps::DecodeGemm;
+        struct RCase {
+            K kind;
+            int64_t out, in, n, width;
+            int block;
+            bool fusable;
+        };
+        const RCase cases[] = {
+            {K::Swiglu, 640, 17408, 1, 0, 1024, true},       {K::Swiglu, 320, 17408, 2, 0, 1024, true},
+            {K::GatedNorm, 512, 6144, 1, 128, 1024, true},   {K::GatedNorm, 512, 6144, 4, 128, 1024, true},
+            {K::SigmoidGate, 512, 6144, 2, 256, 1024, true}, {K::SigmoidGate, 300, 3072, 3, 64, 512, true},
+            {K::Rotate, 256, 3072, 1, 0, 256, true},         {K::Rotate, 200, 2176, 2, 0, 64, true},
+            {K::Rotate, 128, 1152, 3, 0, 0, true},           {K::GatedNorm, 256, 2560, 4, 128, 128, true},
+            {K::Swiglu, 100, 2176, 1, 0, 32, true},          {K::GatedNorm, 256, 2048, 2, 64, 1024, false},
+            {K::Swiglu, 320, 17408, 24, 0, 1024, false},     {K::Swiglu, 256, 2048, 33, 0, 1024, false},
+        };
+        const char* names[] = {"rotate", "swiglu", "gated norm", "sigmoid gate"};
+        int seed = 7000;
+        for (const RCase& c : cases)
+            for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
+                const Case wc{c.out, c.in, c.n, 0, 0, 0, 0};
+                if (!holds(t, wc)) continue;
+                std::mt19937 rng(seed++);
+                const CaseWeight w = case_weight(b, t, wc, rng);
+                const bool sigmoid = c.kind == K::SigmoidGate;
+                const HostTensor x = random_tensor(rng, c.n, c.in, sigmoid ? c.in : c.in + 3);
+                const int64_t heads = c.width ? c.in / c.width : 0;
+                const HostTensor other = sigmoid ? random_tensor(rng, c.n * heads, 2 * c.width, 2 * c.width)
+                                                 : random_tensor(rng, c.n, c.in, c.in + 5);
+                std::uniform_real_distribution<float> gain(0.5f, 1.5f);
+                std::vector<float> norm_w(static_cast<size_t>(std::max<int64_t>(c.width, 1))), signs;
+                for (float& g : norm_w) g = gain(rng);
+                for (int64_t i = 0; i < c.in; ++i) signs.push_back((rng() & 1) ? 1.0f : -1.0f);
+                const auto view = [&](const Tensor& o) {
+                    return sigmoid ? o.cols_view(c.width, c.width) : o;
+                };
+                RotatedInput in{c.kind,
+                                x.t,
+                                view(other.t),
+                                norm_w.data(),
+                                1e-6f,
+                                c.width,
+                                Rotation{c.block, c.block ? signs.data() : nullptr}};
+                HostTensor staged(c.n, c.in, c.in), want(c.n, c.out, c.out);
+                b.cpu->rotated_matmul(w.host, in, staged.t, want.t);
+
+                const DeviceTensor dx(*b.gpu, x), dother(*b.gpu, other);
+                const DeviceBytes dnorm(*b.gpu, norm_w), dsigns(*b.gpu, signs);
+                in.x = dx.t;
+                in.other = view(dother.t);
+                in.w = dnorm.as<float>();
+                in.r.signs = c.block ? dsigns.as<float>() : nullptr;
+                for (G k : {G::Auto, G::Registers, G::Ring}) {
+                    cuda.set_decode_gemm(k);
+                    std::vector<HostTensor> got;  // fused, staged first
+                    bool untouched = false;
+                    for (bool fuse : {true, false}) {
+                        cuda.set_fuse_inputs(fuse);
+                        const DeviceTensor dstaged(*b.gpu, c.n, c.in, c.in),
+                            dy(*b.gpu, c.n, c.out, c.out + 2);
+                        b.gpu->rotated_matmul(w.dev, in, dstaged.t, dy.t);
+                        got.push_back(dy.download());
+                        QVERIFY2(padding_untouched(got.back(), c.out), "wrote past a row of y");
+                        if (fuse) {
+                            const HostTensor s = dstaged.download();
+                            untouched = std::all_of(s.buf.begin(), s.buf.end(),
+                                                    [](float v) { return std::isnan(v); });
+                        }
+                    }
+                    const double err = tensor_error(got[0], want), err_staged = tensor_error(got[1], want);
+                    const bool same = std::memcmp(got[0].buf.data(), got[1].buf.data(),
+                                                  got[0].buf.size() * sizeof(float)) == 0;
+                    qInfo("%s %s %lldx%lld n=%lld block %d kernel %d: error %.3g, staged first %.3g, %s, %s",
+                          names[static_cast<int>(c.kind)], dtype_name(t), static_cast<long long>(c.out),
+                          static_cast<long long>(c.in), static_cast<long long>(c.n), c.block,
+                          static_cast<int>(k), err, err_staged, same ? "equal" : "different",
+                          untouched ? "fused" : "staged");
+                    QVERIFY2(err <= 3e-2 && err_staged <= 3e-2,
+                             qPrintable(QString("error %1, staged first %2").arg(err).arg(err_staged)));
+                    if (k == G::Registers) {
+                        QVERIFY2(same, qPrintable(QString("fused and staged first differ by %1")
+                                                      .arg(relative_gap(got[0].buf, got[1].buf))));
+                        QVERIFY2(untouched == c.fusable,
+                                 c.fusable ? "fusable but staged" : "fused where it may not");
+                    }
+                    if (k == G::Ring)
+                        QVERIFY2(!untouched, "fused on the ring kernel, which does not build inputs");
+                }
+            }
+        cuda.set_decode_gemm(G::Auto);
+        cuda.set_fuse_inputs(true);
+    }
+
+    // A staging buffer that is not whole rows, or a sigmoid gate of the wrong shape: a clear
+    // error, nothing run.
+    void rotatedInputRejectsBadShapes() {
+        Backends b(Precision::Mixed);
+        std::mt19937 rng(11);
+        const CaseWeight w = case_weight(b, DType::PQ2_0S, Case{64, 1024, 2, 0, 0, 0, 0}, rng);
+        const DeviceTensor x(*b.gpu, random_tensor(rng, 2, 1024, 1024));
+        const DeviceTensor gate(*b.gpu, random_tensor(rng, 8, 512, 512));
+        const DeviceTensor staged(*b.gpu, 2, 1024, 1024), padded(*b.gpu, 2, 1024, 1030);
+        const DeviceTensor y(*b.gpu, 2, 64, 64);
+        RotatedInput in{RotatedInput::Kind::SigmoidGate, x.t, gate.t.cols_view(256, 256)};
+        in.width = 256;
+        b.gpu->rotated_matmul(w.dev, in, staged.t, y.t);  // 4 heads a row, 2 rows: 8 gate rows
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, b.gpu->rotated_matmul(w.dev, in, padded.t, y.t));
+        in.width = 128;  // 8 heads a row want 16 gate rows of 128
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, b.gpu->rotated_matmul(w.dev, in, staged.t, y.t));
     }
 
     void rejectsMismatchedShapes() {
