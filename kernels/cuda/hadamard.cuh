@@ -12,27 +12,42 @@ constexpr bool warp_hadamard_block(int b) {
     return b >= 32 && b <= 1024 && (b & (b - 1)) == 0;
 }
 
-template <int B>
-__device__ __forceinline__ void hadamard_warp(float (&v)[B / 32], int lane) {
+// The stages of pair distance 1, 2, 4, 8, 16 across a warp's lanes, on each of v's values.
+template <int N>
+__device__ __forceinline__ void lane_butterflies(float (&v)[N], int lane) {
 #pragma unroll
     for (int len = 1; len < 32; len <<= 1) {
         const bool upper = (lane & len) != 0;
 #pragma unroll
-        for (int j = 0; j < B / 32; ++j) {
+        for (int j = 0; j < N; ++j) {
             const float other = __shfl_xor_sync(0xffffffffu, v[j], len);
             v[j] = upper ? other - v[j] : v[j] + other;
         }
     }
+}
+
+// The stages of pair distance d = 1, 2, 4, ... between values v[j] and v[j + d] while
+// unit * d < block (v[j] holds channel unit * j + a fixed offset: a lane's registers, or one
+// channel of each span).
+template <int N>
+__device__ __forceinline__ void register_butterflies(float (&v)[N], int unit, int block) {
 #pragma unroll
-    for (int s = 1; s < B / 32; s <<= 1) {
+    for (int d = 1; d < N; d <<= 1) {
+        if (unit * d >= block) break;
 #pragma unroll
-        for (int j = 0; j < B / 32; ++j) {
-            if (j & s) continue;
-            const float a = v[j], b = v[j + s];
+        for (int j = 0; j < N; ++j) {
+            if (j & d) continue;
+            const float a = v[j], b = v[j + d];
             v[j] = a + b;
-            v[j + s] = a - b;
+            v[j + d] = a - b;
         }
     }
+}
+
+template <int B>
+__device__ __forceinline__ void hadamard_warp(float (&v)[B / 32], int lane) {
+    lane_butterflies(v, lane);
+    register_butterflies(v, 32, B);
 }
 
 // A block of more than 256 channels is shared by a team of B / 256 warps: each warp runs the
@@ -52,16 +67,7 @@ template <int S>
 __device__ __forceinline__ void hadamard_cross(const float* blk, int i, float (&out)[S]) {
 #pragma unroll
     for (int s = 0; s < S; ++s) out[s] = blk[256 * s + i];
-#pragma unroll
-    for (int d = 1; d < S; d <<= 1) {
-#pragma unroll
-        for (int t = 0; t < S; ++t) {
-            if (t & d) continue;
-            const float a = out[t], b = out[t + d];
-            out[t] = a + b;
-            out[t + d] = a - b;
-        }
-    }
+    register_butterflies(out, 256, 256 * S);
 }
 
 // In shared memory: every Hadamard block of `block` channels of buf[0, cols) at once, pair t

@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/dequant.cuh"
+#include "kernels/cuda/hadamard.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/mma.cuh"
 
@@ -184,26 +185,8 @@ __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const f
 #pragma unroll
             for (int k = 0; k < 4; ++k) v[k] *= sg[k];
             if (src.block > 0) {
-#pragma unroll
-                for (int len = 1; len < 32; len <<= 1) {
-                    const bool upper = (lane & len) != 0;
-#pragma unroll
-                    for (int k = 0; k < 4; ++k) {
-                        const float other = __shfl_xor_sync(0xffffffffu, v[k], len);
-                        v[k] = upper ? other - v[k] : v[k] + other;
-                    }
-                }
-#pragma unroll
-                for (int d = 1; d < 4; d <<= 1) {
-                    if (32 * d >= src.block) break;
-#pragma unroll
-                    for (int k = 0; k < 4; ++k) {
-                        if (k & d) continue;
-                        const float a = v[k], b = v[k + d];
-                        v[k] = a + b;
-                        v[k + d] = a - b;
-                    }
-                }
+                lane_butterflies(v, lane);
+                register_butterflies(v, 32, src.block);
             }
 #pragma unroll
             for (int k = 0; k < 4; ++k)
@@ -218,17 +201,7 @@ __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const f
         float o[kSliceBlocks];
 #pragma unroll
         for (int q = 0; q < kSliceBlocks; ++q) o[q] = q < nqb ? row[q * kQuantBlock + i] : 0.0f;
-#pragma unroll
-        for (int d = 1; d < kSliceBlocks; d <<= 1) {
-            if (kQuantBlock * d >= src.block) break;
-#pragma unroll
-            for (int q = 0; q < kSliceBlocks; ++q) {
-                if (q & d) continue;
-                const float a = o[q], b = o[q + d];
-                o[q] = a + b;
-                o[q + d] = a - b;
-            }
-        }
+        register_butterflies(o, kQuantBlock, src.block);
         // Channel i of a quant block: code word i / 16, half (i >> 3) & 1 of its pair i % 8.
         const int at = 2 * (r * kXWords + 8 * word_position<W>(i >> 4) + (i & 7)) + ((i >> 3) & 1);
         const float sc = pair_x_scale(i & 7), norm = src.block > 0 ? src.norm : 1.0f;
