@@ -615,17 +615,20 @@ __global__ void __launch_bounds__(kWalkThreads, 3)
     for (int e = 0; e < kRs; ++e) st4(S + int64_t(kRs * g + e) * D + j0, ld4(ss + (kRs * g + e) * kBV + j0));
 }
 
-// Blocks of `kernel` resident at once on a device of `sms` SMs (asked once per kernel: the
-// answer only decides when dependents are scheduled, so a second model of GPU costs speed at most).
-template <typename K>
-int64_t resident_blocks(K* kernel, int sms) {
+// Blocks of recurrent_kernel<DK, Raw> resident at once on a device of `sms` SMs (asked once per
+// kernel: the answer only decides when dependents are scheduled, so a second model of GPU costs
+// speed at most).
+template <int DK, bool Raw>
+int64_t resident_blocks(int sms) {
     static std::atomic<int> per_sm{0};
     int n = per_sm.load();
     if (n == 0) {
-        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kRecWarps * 32, 0));
-        per_sm.store(std::max(n, 1));
+        NIWA_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, recurrent_kernel<DK, Raw>, kRecWarps * 32, 0));
+        n = std::max(n, 1);
+        per_sm.store(n);
     }
-    return int64_t(std::max(n, 1)) * sms;
+    return int64_t(n) * sms;
 }
 
 template <int DK>
@@ -633,8 +636,10 @@ void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, i
                       cudaStream_t stream) {
     const dim3 grid(unsigned(a.dv / kRecCols), unsigned(n_v), unsigned(list.n));
     const dim3 block(kRecWarps * 32);
+    const int64_t blocks = int64_t(grid.x) * grid.y * grid.z;
+    const bool one_wave =
+        blocks <= (a.gate_a ? resident_blocks<DK, true>(sms) : resident_blocks<DK, false>(sms));
     auto* kernel = a.gate_a ? recurrent_kernel<DK, true> : recurrent_kernel<DK, false>;
-    const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= resident_blocks(kernel, sms);
     NIWA_CUDA_CHECK(launch_overlapping(overlap, kernel, grid, block, 0, stream, a, km, list, one_wave));
 }
 

@@ -162,8 +162,8 @@ __device__ __forceinline__ void rotated_signs(const RotatedX<Read>& src, int qb0
 // result is stored as stage_x lays it out. The bias sums then come from the stored words as
 // stage_x sums them: the result is bit for bit the matmul of the input staged by the rotate
 // kernels (rotate.cu), which run the same arithmetic. Each block of a slice builds its slice
-// again: at one or two rows that costs less than a kernel that builds x once. Ends with the
-// block synchronised.
+// again: at one and two rows that measured faster than a kernel that builds x once, at four the
+// same (docs/BENCHMARKS.md, twelfth pass). Ends with the block synchronised.
 template <int NT, WordPairs W, typename Read>
 __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const float (&sg)[4], int64_t n,
                                               int qb0, int nqb, uint32_t* xs, float* bias, float* rows_buf) {
