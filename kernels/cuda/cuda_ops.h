@@ -56,10 +56,10 @@ public:
     enum class DecodeGemm { Auto, Registers, Ring, Staged };
     DecodeGemm decode_gemm() const { return decode_gemm_; }
     void set_decode_gemm(DecodeGemm g) { decode_gemm_ = g; }
-    // Whether rotated_matmul builds its input inside the decode matmul (matmul_decode.cuh,
-    // stage_rotated) where the split decode kernels take it; else it stages the input with
-    // the ops it is made of. On unless NIWA_FUSE_INPUTS=0 in the environment (for
-    // measurements); tests set both.
+    // Whether rotated_matmul builds its input inside the register decode kernel
+    // (matmul_decode.cuh, stage_rotated) where that kernel runs and takes it (1-4 rows); else
+    // it stages the input with the ops it is made of. On unless NIWA_FUSE_INPUTS=0 in the
+    // environment (for measurements); tests set both.
     bool fuse_inputs() const { return fuse_inputs_; }
     void set_fuse_inputs(bool on) { fuse_inputs_ = on; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs

@@ -56,13 +56,13 @@ Result collect(sched::Stream& s) {
     return r;
 }
 
-// Blocks until the stream has produced at least one token (which it keeps in `seen`).
 // Waits until the stream has given `n` tokens into `seen` (or ended).
 void wait_tokens(sched::Stream& s, std::vector<sched::TokenEvent>& seen, size_t n) {
     while (seen.size() < n && s.next(seen, std::chrono::milliseconds(1000))) {
     }
 }
 
+// Blocks until the stream has produced at least one token (which it keeps in `seen`).
 void wait_first_token(sched::Stream& s, std::vector<sched::TokenEvent>& seen) {
     wait_tokens(s, seen, 1);
 }
