@@ -279,6 +279,15 @@ public:
     // conv state; w is [channels][kernel] fp32; y = silu(conv(x)). y may not alias x.
     virtual void conv1d_silu(const Tensor& x, const float* w, int kernel, const GdnState& st,
                              const StepInfo& step, const Tensor& y) = 0;
+    // GDN's input projection and its conv: y = x · Wᵀ, then conv1d_silu over y's first
+    // conv_out.cols columns into conv_out (which may not overlap y). The default runs the two; a
+    // backend may fuse them, and then leaves those columns of y unspecified.
+    virtual void matmul_conv1d_silu(const Weight& w, const Tensor& x, const Tensor& y, const float* conv_w,
+                                    int kernel, const GdnState& st, const StepInfo& step,
+                                    const Tensor& conv_out) {
+        matmul(w, x, y);
+        conv1d_silu(y.cols_view(0, conv_out.cols), conv_w, kernel, st, step, conv_out);
+    }
     // In place on [n_tokens, n_v_heads]: alpha <- a[h] * softplus(alpha + dt_bias[h]) (the log
     // decay g); beta <- sigmoid(beta).
     virtual void gdn_gates(const Tensor& alpha, const Tensor& beta, const float* a, const float* dt_bias) = 0;

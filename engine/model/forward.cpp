@@ -267,9 +267,15 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     // alpha and beta read the plain normed input. First: at decode sizes their small matmul is
     // latency, and the large one after it streams its first weights meanwhile (pdl.cuh).
     stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);
-    stacked_matmul(G.qkvz, {&G.qkv, &G.gate}, xr, qkvz);
+    // qkv's conv (a decode step's runs as the matmul stores its outputs, when the backend fuses).
     const kernels::GdnState& st = cache_.state[size_t(il)];
-    ops_.conv1d_silu(qkv, G.conv, hp_.ssm_conv_kernel, st, info_, conv);
+    const int K = hp_.ssm_conv_kernel;
+    if (G.qkvz.data) {
+        ops_.matmul_conv1d_silu(G.qkvz, xr, qkvz, G.conv, K, st, info_, conv);
+    } else {
+        ops_.matmul_conv1d_silu(G.qkv, xr, qkv, G.conv, K, st, info_, conv);
+        ops_.matmul(G.gate, xr, z);
+    }
     // conv's first 2 nk heads of each row are q and k, L2-normalised per head (into qkn when the
     // backend does not fuse it), alpha and beta become the gates, then the delta rule.
     const kernels::GdnRaw raw{G.a, G.dt_bias, 1e-6f, first(qkn_, T)};

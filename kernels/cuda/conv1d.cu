@@ -93,6 +93,21 @@ void launch(const ConvArgs& a, int n_seqs, int chunks, bool long_seqs, bool over
 
 }  // namespace
 
+int check_conv_step(const char* op, int64_t rows, const GdnState& st, const StepInfo& step) {
+    require(step.n_seqs == 0 || step.host_seqs != nullptr, op, "StepInfo::host_seqs is not set");
+    int max_q = 0;
+    for (int s = 0; s < step.n_seqs; ++s) {
+        const SeqInfo& si = step.host_seqs[s];
+        require(si.state_slot >= 0 && si.state_slot < st.n_slots, op,
+                "sequence " + std::to_string(s) + " state slot " + std::to_string(si.state_slot) +
+                    " outside " + std::to_string(st.n_slots));
+        require(si.q_start >= 0 && si.n_q >= 0 && si.q_start + int64_t(si.n_q) <= rows, op,
+                "sequence " + std::to_string(s) + " rows outside the step's " + std::to_string(rows));
+        max_q = std::max(max_q, si.n_q);
+    }
+    return max_q;
+}
+
 void CudaOps::conv1d_silu(const Tensor& x, const float* w, int kernel, const GdnState& st,
                           const StepInfo& step, const Tensor& y) {
     const char* op = "conv1d_silu";
@@ -101,17 +116,7 @@ void CudaOps::conv1d_silu(const Tensor& x, const float* w, int kernel, const Gdn
     require_same_shape(x, y, op);
     require(kernel >= 1 && kernel <= kMaxKernel, op,
             "kernel " + std::to_string(kernel) + "; the CUDA kernel takes 1.." + std::to_string(kMaxKernel));
-    require(step.n_seqs == 0 || step.host_seqs != nullptr, op, "StepInfo::host_seqs is not set");
-    int max_q = 0;
-    for (int s = 0; s < step.n_seqs; ++s) {
-        const SeqInfo& si = step.host_seqs[s];
-        require(si.state_slot >= 0 && si.state_slot < st.n_slots, op,
-                "sequence " + std::to_string(s) + " state slot " + std::to_string(si.state_slot) +
-                    " outside " + std::to_string(st.n_slots));
-        require(si.q_start >= 0 && si.n_q >= 0 && si.q_start + int64_t(si.n_q) <= x.rows, op,
-                "sequence " + std::to_string(s) + " rows outside the step's " + std::to_string(x.rows));
-        max_q = std::max(max_q, si.n_q);
-    }
+    const int max_q = check_conv_step(op, x.rows, st, step);
     if (max_q == 0 || x.cols == 0) return;
     const ConvArgs a{x.as<float>(), x.ld, w, st.conv, x.cols, step.seqs, y.as<float>(), y.ld};
     const int chunks = (max_q + kChunk - 1) / kChunk;

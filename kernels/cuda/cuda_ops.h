@@ -57,9 +57,10 @@ public:
     DecodeGemm decode_gemm() const { return decode_gemm_; }
     void set_decode_gemm(DecodeGemm g) { decode_gemm_ = g; }
     // Whether rotated_matmul builds its input inside the register decode kernel
-    // (matmul_decode.cuh, stage_rotated) where that kernel runs and takes it (1-4 rows); else
-    // it stages the input with the ops it is made of. On unless NIWA_FUSE_INPUTS=0 in the
-    // environment (for measurements); tests set both.
+    // (matmul_decode.cuh, stage_rotated) where that kernel runs and takes it (1-4 rows), and
+    // matmul_conv1d_silu runs the conv as a decode kernel stores its outputs (decode steps);
+    // else they run the ops they are made of. On unless NIWA_FUSE_INPUTS=0 in the environment
+    // (for measurements); tests set both.
     bool fuse_inputs() const { return fuse_inputs_; }
     void set_fuse_inputs(bool on) { fuse_inputs_ = on; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
@@ -123,6 +124,9 @@ public:
 
     void conv1d_silu(const Tensor& x, const float* w, int kernel, const GdnState& st, const StepInfo& step,
                      const Tensor& y) override;
+    void matmul_conv1d_silu(const Weight& w, const Tensor& x, const Tensor& y, const float* conv_w,
+                            int kernel, const GdnState& st, const StepInfo& step,
+                            const Tensor& conv_out) override;
     void gdn_gates(const Tensor& alpha, const Tensor& beta, const float* a, const float* dt_bias) override;
     void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
                           const Tensor& beta, const int32_t* key_of_v, int dk, int dv, float scale,
@@ -190,6 +194,14 @@ inline void require_f32(const Tensor& t, const char* op, const char* name) {
 inline void require_same_shape(const Tensor& a, const Tensor& b, const char* op) {
     check_same_shape("cuda", a, b, op);
 }
+
+// The conv width matmul_conv1d_silu fuses into the decode matmuls (the published models'); others
+// run the two ops.
+constexpr int kConvTaps = 4;
+
+// conv1d_silu's checks of a step (conv1d.cu): every sequence's rows inside the `rows` of x, its
+// state slot inside st. Returns the longest sequence's token count.
+int check_conv_step(const char* op, int64_t rows, const GdnState& st, const StepInfo& step);
 
 // Blocks of `threads` covering n items.
 inline unsigned grid_for(long long n, int threads) {

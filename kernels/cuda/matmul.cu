@@ -308,7 +308,46 @@ MatmulArgs matmul_args(const Weight& w, const Tensor& x, const Tensor& y) {
     return a;
 }
 
+// A decode matmul (PQ2_0S or PQ2_0T, at most kDecodeMaxRows rows, Precision::Mixed) on the kernel
+// decode_kernel picks or the one forced.
+void launch_decode(CudaOps& ops, const MatmulArgs& a) {
+    using G = CudaOps::DecodeGemm;
+    const G k = ops.decode_gemm() == G::Auto ? decode_kernel(a) : ops.decode_gemm();
+    if (k == G::Staged) return launch_ternary_decode(ops, a);
+    launch_split_decode(ops, a, k == G::Ring);
+}
+
 }  // namespace
+
+// A decode step (a token a sequence, sequence s at row s) where the register kernel runs
+// (split_decode_takes_conv: 1-4 rows, more than one slice): it runs the conv as the slices' sum
+// stores the outputs (ConvStore, matmul_decode.cuh), the same sums in the same order as
+// conv1d_silu's kernel, so the same bits, and the conv's launch is gone. Else (prefill, more
+// rows, fp32, other weights, rows of 1024 inputs or fewer) the matmul, then conv1d_silu: at 8 and
+// 24 rows, the conv in the other kernels' tails measured slower than its own kernel
+// (docs/BENCHMARKS.md, thirteenth pass).
+void CudaOps::matmul_conv1d_silu(const Weight& w, const Tensor& x, const Tensor& y, const float* conv_w,
+                                 int kernel, const GdnState& st, const StepInfo& step,
+                                 const Tensor& conv_out) {
+    const char* op = "matmul_conv1d_silu";
+    check_matmul("cuda", w, x, y);
+    require_f32(conv_out, op, "conv_out");
+    require(conv_out.rows == y.rows && conv_out.cols <= y.cols, op,
+            "conv_out [" + std::to_string(conv_out.rows) + ", " + std::to_string(conv_out.cols) +
+                "] must have y's rows and at most its columns");
+    const MatmulArgs a = matmul_args(w, x, y);
+    bool fused =
+        fuse_inputs_ && precision_ == Precision::Mixed && kernel == kConvTaps &&
+        split_decode_takes_conv(a, decode_gemm_ == DecodeGemm::Auto ? decode_kernel(a) : decode_gemm_) &&
+        step.n_seqs == x.rows && step.host_seqs != nullptr;
+    for (int s = 0; fused && s < step.n_seqs; ++s)
+        fused = step.host_seqs[s].q_start == s && step.host_seqs[s].n_q == 1;
+    if (!fused) return Ops::matmul_conv1d_silu(w, x, y, conv_w, kernel, st, step, conv_out);
+    check_conv_step(op, x.rows, st, step);
+    check_alignment(w);
+    launch_split_decode(
+        *this, a, ConvStore{conv_w, st.conv, step.seqs, conv_out.as<float>(), conv_out.ld, conv_out.cols});
+}
 
 // Where the register kernel takes the input (PQ2_0S or PQ2_0T, at most kRotatedMaxRows rows, an
 // input stage_rotated builds) and is the kernel decode_kernel picks (one or two rows; PQ2_0T up
@@ -343,11 +382,8 @@ void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
     require(
         mixed || a.type != DType::PQ2_0T, "matmul",
         "PQ2_0T is the mixed-precision layout (matmul_layout); in fp32 the weight must be PQ2_0 or PQ2_0S");
-    if (mixed && a.n <= kDecodeMaxRows && (a.type == DType::PQ2_0S || a.type == DType::PQ2_0T)) {
-        const DecodeGemm k = decode_gemm_ == DecodeGemm::Auto ? decode_kernel(a) : decode_gemm_;
-        if (k == DecodeGemm::Staged) return launch_ternary_decode(*this, a);
-        return launch_split_decode(*this, a, k == DecodeGemm::Ring);
-    }
+    if (mixed && a.n <= kDecodeMaxRows && (a.type == DType::PQ2_0S || a.type == DType::PQ2_0T))
+        return launch_decode(*this, a);
     if (mixed && a.n <= kDecodeMaxRows && is_ternary(a.type)) return launch_ternary_decode(*this, a);
     if (mixed && a.n > kDecodeMaxRows) {
         return prefill_gemm_ == PrefillGemm::Tiles ? launch_mma_prefill(*this, a)

@@ -11,6 +11,18 @@
 
 namespace niwa::kernels::cuda {
 
+// GDN's conv on the register decode kernel's way out (Ops::matmul_conv1d_silu): outputs of the
+// weight's rows below `channels` go through conv1d_silu (kConvTaps taps) into `out` instead of y,
+// x row c being the one token of sequence c, whose conv state they continue and update.
+struct ConvStore {
+    const float* w = nullptr;       // [channels][kConvTaps]
+    float* state = nullptr;         // [slots][kConvTaps - 1][channels]
+    const SeqInfo* seqs = nullptr;  // sequence c's token is x row c
+    float* out = nullptr;           // [n, >= channels], rows ld apart
+    int64_t ld = 0;
+    int64_t channels = 0;
+};
+
 // y[n, out] = x[n, in] · Wᵀ with W's rows `stride` bytes apart.
 struct MatmulArgs {
     const uint8_t* w = nullptr;
@@ -82,6 +94,11 @@ void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring);
 constexpr int64_t kFusedNormWidth = 128;  // GDN's heads in the published models
 bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a);
 void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in);
+// The register kernel with the conv on its way out, where split_decode_takes_conv says it runs:
+// the kernel decode_kernel picks (or the one forced) is the register kernel, at most
+// kRotatedMaxRows rows of x, rows of more than one slice (1024 inputs).
+bool split_decode_takes_conv(const MatmulArgs& a, CudaOps::DecodeGemm kernel);
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const ConvStore& conv);
 // Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a);
 // Any weight type: dequantized to fp16 scratch, one cuBLAS GEMM per slab of rows that fits

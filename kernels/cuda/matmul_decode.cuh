@@ -278,7 +278,45 @@ __device__ __forceinline__ void blocks_product(const BlockWords (&w)[B], const u
         }
 }
 
-// A finished tile's sums to y (one slice) or to the slice's partial rows.
+// Where a decode kernel's outputs go: y (PlainOut), or through GDN's conv (ConvStore, matmul.cuh)
+// for rows below its channels.
+struct PlainOut {};
+
+// What the conv of output row r reads besides the matmul's value: its taps and the conv state of
+// x row c's sequence, oldest first. Loaded with the partial sums, before the value is known.
+struct ConvWindow {
+    float w[kConvTaps], h[kConvTaps - 1];
+};
+
+__device__ __forceinline__ float* conv_state(const ConvStore& cs, int64_t c, int64_t r) {
+    return cs.state + static_cast<int64_t>(cs.seqs[c].state_slot) * (kConvTaps - 1) * cs.channels + r;
+}
+
+__device__ __forceinline__ void conv_fetch(const ConvStore& cs, int64_t c, int64_t r, ConvWindow& win) {
+    const float* st = conv_state(cs, c, r);
+#pragma unroll
+    for (int j = 0; j < kConvTaps; ++j) win.w[j] = cs.w[r * kConvTaps + j];
+#pragma unroll
+    for (int j = 0; j < kConvTaps - 1; ++j) win.h[j] = __ldcg(st + j * cs.channels);
+}
+
+// Output (x row c, weight row r < channels) = v through the conv as conv1d.cu's kernel computes
+// it (the same sum in the same order, so the same bits), its state moved on by one token.
+__device__ __forceinline__ void store_conv(const ConvStore& cs, int64_t c, int64_t r, float v,
+                                           const ConvWindow& win) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kConvTaps - 1; ++j) acc += win.w[j] * win.h[j];
+    acc += win.w[kConvTaps - 1] * v;
+    cs.out[c * cs.ld + r] = acc / (1.0f + expf(-acc));
+    float* st = conv_state(cs, c, r);
+#pragma unroll
+    for (int j = 0; j + 1 < kConvTaps - 1; ++j) st[j * cs.channels] = win.h[j + 1];
+    st[(kConvTaps - 2) * cs.channels] = v;
+}
+
+// A finished tile's sums to y (one slice) or to the slice's partial rows. (A launch with a
+// ConvStore has several slices: split_decode_takes_conv.)
 template <int NT>
 __device__ __forceinline__ void store_tile(const DecodeParams& p, int slice, int64_t tile, int g, int tig,
                                            const float (&acc)[NT][4]) {
@@ -298,23 +336,29 @@ __device__ __forceinline__ void store_tile(const DecodeParams& p, int slice, int
 }
 
 // Outputs [0, total) of a row group (rows from row0, `rows` of them, column-major) summed over the
-// slices in slice order into y: a thread takes B outputs at a time with C slices' loads in flight
+// slices in slice order into y (or through the conv: store_conv, its window loaded with the
+// partials): a thread takes B outputs at a time with C slices' loads in flight
 // (B x C of them), every load issued before any store (a store to y could alias the partials as far
 // as the compiler knows, so it would not move loads past it). The C slices are guarded inside the
 // unrolled body: a loop unrolled by a pragma runs a trip count below its factor one slice at a time.
-template <int B, int C>
-__device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0, int rows, int total) {
+template <int B, int C, typename Out>
+__device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0, int rows, int total,
+                                            const Out& out) {
+    constexpr bool Conv = std::is_same_v<Out, ConvStore>;
     const MatmulArgs& a = p.a;
     const int slice_stride = static_cast<int>(a.n * a.out);
     for (int base = threadIdx.x; base < total; base += B * blockDim.x) {
         int src[B];
         int64_t dst[B];
+        ConvWindow win[Conv ? B : 1];
 #pragma unroll
         for (int b = 0; b < B; ++b) {
             const int idx = base + b * blockDim.x, c = a.n == 1 ? 0 : idx / rows;
             const int64_t r = row0 + (idx - c * rows);
             src[b] = idx < total ? c * static_cast<int>(a.out) + static_cast<int>(r) : -1;
             dst[b] = c * a.ldy + r;
+            if constexpr (Conv)
+                if (src[b] >= 0 && r < out.channels) conv_fetch(out, c, r, win[b]);
         }
         float s[B] = {};
         for (int sl0 = 0; sl0 < p.slices; sl0 += C) {
@@ -333,8 +377,18 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
                     for (int b = 0; b < B; ++b) s[b] += v[j][b];
         }
 #pragma unroll
-        for (int b = 0; b < B; ++b)
-            if (src[b] >= 0) a.y[dst[b]] = s[b];
+        for (int b = 0; b < B; ++b) {
+            if (src[b] < 0) continue;
+            if constexpr (Conv) {
+                // dst = c ldy + r: the output's x row and weight row back (ldy >= out > r).
+                const int64_t c = dst[b] / a.ldy, r = dst[b] - c * a.ldy;
+                if (r < out.channels) {
+                    store_conv(out, c, r, s[b], win[b]);
+                    continue;
+                }
+            }
+            a.y[dst[b]] = s[b];
+        }
     }
 }
 
@@ -344,9 +398,10 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
 // costs it about a microsecond: 20-24 loads a thread are in flight, as few outputs a thread as cover
 // the group in one pass (the 20 slices of a small output's 16 rows in one round trip; at 24 rows
 // of x a group holds up to ~10^5 outputs). Offsets into the partials fit 32 bits
-// (plan_slice_sums).
+// (plan_slice_sums). Out: where the sums go (PlainOut: y; a ConvStore: its rows through the conv).
+template <typename Out = PlainOut>
 __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
-                                           unsigned* flag) {
+                                           unsigned* flag, const Out& out = {}) {
     if (p.slices == 1) return;
     const MatmulArgs& a = p.a;
     __threadfence();
@@ -363,12 +418,19 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
     const int rows = static_cast<int>(min(t1 * kTileRows, a.out) - row0),
               total = rows * static_cast<int>(a.n);
     const int threads = static_cast<int>(blockDim.x);
-    if (total <= threads)
-        sum_outputs<1, 20>(p, row0, rows, total);
-    else if (total <= 2 * threads)
-        sum_outputs<2, 10>(p, row0, rows, total);
-    else
-        sum_outputs<4, 6>(p, row0, rows, total);
+    auto sum = [&](const auto& to) {
+        using To = std::decay_t<decltype(to)>;
+        if (total <= threads)
+            sum_outputs<1, 20, To>(p, row0, rows, total, to);
+        else if (total <= 2 * threads)
+            sum_outputs<2, 10, To>(p, row0, rows, total, to);
+        else
+            sum_outputs<4, 6, To>(p, row0, rows, total, to);
+    };
+    // A group wholly past the conv's rows sums as a plain one (fewer registers).
+    if constexpr (std::is_same_v<Out, ConvStore>)
+        if (row0 < out.channels) return sum(out);
+    sum(PlainOut{});
 }
 
 // Calls f(std::integral_constant<int, NT>{}) for nt x tiles of 8 rows (1..4).

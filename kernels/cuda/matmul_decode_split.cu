@@ -320,9 +320,10 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
 // three (80 registers, as before the two units alternated) the compiler spilled, and earlier kept
 // the next unit's loads behind the multiply, so each unit waited a full trip to memory. Src:
 // PlainX (x as it is), or a RotatedX the block builds x from (stage_rotated; at most
-// kRotatedMaxRows rows, its fp32 rows after the flag in shared memory).
-template <int NT, bool Tiled, typename Src>
-__global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p, Src src) {
+// kRotatedMaxRows rows, its fp32 rows after the flag in shared memory). Out: where the sums go
+// (PlainOut, or through GDN's conv: a ConvStore, with PlainX and several slices).
+template <int NT, bool Tiled, typename Src, typename Out>
+__global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p, Src src, Out out) {
     constexpr bool kPlain = std::is_same_v<Src, PlainX>;
     extern __shared__ __align__(16) uint8_t smem[];
     const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
@@ -377,7 +378,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
             zero(acc);
         }
     }
-    sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + decode_x_bytes(NT)));
+    sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + decode_x_bytes(NT)), out);
 }
 
 // Blocks of `kernel` one SM holds with `smem` bytes each, per device (asked once; `cached` is
@@ -400,27 +401,27 @@ int blocks_per_sm(CudaOps& ops, K* kernel, size_t smem, std::atomic<int> (&cache
 
 // Launches `kernel` over one wave of blocks (measured: fewer, fuller blocks for small matrices
 // are slower).
-template <typename K, typename... Src>
+template <typename K, typename... Args>
 void launch_wave(CudaOps& ops, K* kernel, const MatmulArgs& pass, size_t smem, int blocks_per_sm,
-                 const Src&... src) {
+                 const Args&... args) {
     const DecodeParams p = plan_decode(ops, pass, ops.props().multiProcessorCount * blocks_per_sm);
     const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
     NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), kernel, grid, dim3(kWarps * 32), smem,
-                                       ops.stream(), p, src...));
+                                       ops.stream(), p, args...));
 }
 
 // One pass of at most kDecodeMaxRows rows of x (a RotatedX src: at most kRotatedMaxRows): the
 // ring kernel where x is plain, the rows are whole runs, the backend may choose it and the device
 // holds it at its full occupancy (an H200: yes; an RTX 5070's 100 KB an SM: no); the register
-// kernel otherwise.
-template <typename Src>
-void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src) {
-    constexpr bool kPlain = std::is_same_v<Src, PlainX>;
+// kernel otherwise. A ConvStore out: the register kernel, one x tile (split_decode_takes_conv).
+template <typename Src, typename Out = PlainOut>
+void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src, const Out& out = {}) {
+    constexpr bool kPlain = std::is_same_v<Src, PlainX>, kConv = std::is_same_v<Out, ConvStore>;
     auto tiles = [&](auto x_tiles) {
         constexpr int NT = decltype(x_tiles)::value;
         auto launch = [&](auto layout) {
             constexpr bool Tiled = decltype(layout)::value;
-            if constexpr (kPlain) {
+            if constexpr (kPlain && !kConv) {
                 if (ring && pass.in % (kSliceBlocks * kQuantBlock) == 0) {
                     auto* kernel = ring_decode_kernel<NT, Tiled>;
                     static std::atomic<uint64_t> configured{0};
@@ -431,19 +432,20 @@ void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src
                         return launch_wave(ops, kernel, pass, ring_smem_bytes(NT), n);
                 }
             }
-            auto* kernel = split_decode_kernel<NT, Tiled, Src>;
+            auto* kernel = split_decode_kernel<NT, Tiled, Src, Out>;
             const size_t smem = decode_x_bytes(NT) + 16 + (kPlain ? 0 : kRotatedMaxRows * kRotatedRowBytes);
             static std::atomic<uint64_t> configured{0};
             static std::atomic<int> cached[64] = {};
             allow_max_smem(ops, kernel, configured);
-            launch_wave(ops, kernel, pass, smem, std::max(1, blocks_per_sm(ops, kernel, smem, cached)), src);
+            launch_wave(ops, kernel, pass, smem, std::max(1, blocks_per_sm(ops, kernel, smem, cached)), src,
+                        out);
         };
         if (pass.type == DType::PQ2_0T)
             launch(std::true_type{});
         else
             launch(std::false_type{});
     };
-    if constexpr (kPlain)
+    if constexpr (kPlain && !kConv)
         with_x_tiles(static_cast<int>((pass.n + 7) / 8), tiles);
     else
         tiles(std::integral_constant<int, 1>{});
@@ -469,6 +471,19 @@ void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring) {
     check_split_decode(a);
     for_each_row_group(a, kDecodeMaxRows,
                        [&](const MatmulArgs& pass) { launch_pass(ops, pass, ring, PlainX{}); });
+}
+
+bool split_decode_takes_conv(const MatmulArgs& a, CudaOps::DecodeGemm kernel) {
+    return (a.type == DType::PQ2_0S || a.type == DType::PQ2_0T) && kernel == CudaOps::DecodeGemm::Registers &&
+           a.n >= 1 && a.n <= kRotatedMaxRows && a.in > kSliceBlocks * kQuantBlock && a.out > 0;
+}
+
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const ConvStore& conv) {
+    check_split_decode(a);
+    require(split_decode_takes_conv(a, CudaOps::DecodeGemm::Registers), "matmul_conv1d_silu",
+            "the register kernel runs the conv at 1.." + std::to_string(kRotatedMaxRows) +
+                " rows of x and rows of more than one slice");
+    launch_pass(ops, a, false, PlainX{}, conv);
 }
 
 bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a) {

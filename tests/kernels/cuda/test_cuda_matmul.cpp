@@ -455,6 +455,133 @@ private slots:
         cuda.set_fuse_inputs(true);
     }
 
+    // GDN's projection with its conv (matmul_conv1d_silu): at decode steps of 1-4 rows on the
+    // register kernel, fused into its slices' sum, bit for bit the matmul then conv1d_silu (the
+    // conv's output, the state it leaves, the columns past the conv); elsewhere (other kernels, 8
+    // rows, one slice, a prefill) the two ops; all near the CPU's. Sequences in random state slots,
+    // a second step continuing the first.
+    void convOutputs() {
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        using G = cuda::CudaOps::DecodeGemm;
+        struct CCase {
+            int64_t out, in, channels;
+            std::vector<int> lengths;  // tokens of each sequence
+        };
+        const CCase cases[] = {
+            {768, 5120, 520, {1}},
+            {512, 2048, 512, {1, 1, 1}},
+            {1280, 3072, 1000, {1, 1, 1, 1}},
+            {320, 1024, 200, {1, 1}},  // one slice: the two ops
+            {640, 2048, 600, std::vector<int>(8, 1)},
+            {512, 2048, 300, {2, 1}},  // a prefill: the two ops
+        };
+        constexpr int kTaps = cuda::kConvTaps, kExtraSlots = 3;
+        int seed = 8100;
+        for (const CCase& c : cases)
+            for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
+                const int n_seqs = static_cast<int>(c.lengths.size());
+                int n = 0;
+                for (int l : c.lengths) n += l;
+                const Case wc{c.out, c.in, n, 0, 0, 0, 0};
+                if (!holds(t, wc)) continue;
+                std::mt19937 rng(seed++);
+                const CaseWeight w = case_weight(b, t, wc, rng);
+                const int n_slots = n_seqs + kExtraSlots;
+                std::vector<int> slot_of(static_cast<size_t>(n_slots));
+                for (int i = 0; i < n_slots; ++i) slot_of[size_t(i)] = i;
+                std::shuffle(slot_of.begin(), slot_of.end(), rng);
+                std::vector<SeqInfo> seqs;
+                for (int s = 0, q = 0; s < n_seqs; q += c.lengths[size_t(s)], ++s) {
+                    SeqInfo si;
+                    si.q_start = q;
+                    si.n_q = c.lengths[size_t(s)];
+                    si.state_slot = slot_of[size_t(s)];
+                    seqs.push_back(si);
+                }
+                StepInfo info;
+                info.seqs = seqs.data();
+                info.host_seqs = seqs.data();
+                info.n_seqs = n_seqs;
+                info.n_tokens = n;
+                const auto conv_w = random_vector(rng, size_t(c.channels) * kTaps);
+                const auto state0 =
+                    random_vector(rng, size_t(n_slots) * (kTaps - 1) * size_t(c.channels), -2.0f, 2.0f);
+                const bool decode = n == n_seqs;
+                const DeviceBytes dseqs(*b.gpu, seqs), dconv_w(*b.gpu, conv_w);
+                StepInfo dinfo = info;
+                dinfo.seqs = dseqs.as<SeqInfo>();
+                for (G k : {G::Auto, G::Registers, G::Ring, G::Staged}) {
+                    cuda.set_decode_gemm(k);
+                    // Where the register kernel runs the conv (decode_kernel's choice at Auto).
+                    const bool registers =
+                        k == G::Registers || (k == G::Auto && n <= (t == DType::PQ2_0T ? 4 : 2));
+                    const bool fusable = decode && n <= 4 && c.in > 1024 && registers;
+                    // Two steps from the same state: the CPU's and, fused then not, the GPU's.
+                    std::vector<float> cpu_state = state0;
+                    std::vector<std::vector<float>> states(2, state0);
+                    double err = 0.0;
+                    bool same = true;
+                    for (int step = 0; step < 2; ++step) {
+                        const HostTensor x = random_tensor(rng, n, c.in, c.in + 3);
+                        HostTensor want_y(n, c.out, c.out), want(n, c.channels, c.channels + 1);
+                        b.cpu->matmul_conv1d_silu(w.host, x.t, want_y.t, conv_w.data(), kTaps,
+                                                  GdnState{cpu_state.data(), nullptr, n_slots}, info, want.t);
+                        const DeviceTensor dx(*b.gpu, x);
+                        std::vector<HostTensor> got, got_y;
+                        for (int fuse = 0; fuse < 2; ++fuse) {
+                            cuda.set_fuse_inputs(fuse == 0);
+                            DeviceBytes dstate(*b.gpu, states[size_t(fuse)]);
+                            const DeviceTensor dy(*b.gpu, n, c.out, c.out + 2),
+                                dconv(*b.gpu, n, c.channels, c.channels + 1);
+                            b.gpu->matmul_conv1d_silu(w.dev, dx.t, dy.t, dconv_w.as<float>(), kTaps,
+                                                      GdnState{dstate.as<float>(), nullptr, n_slots}, dinfo,
+                                                      dconv.t);
+                            got.push_back(dconv.download());
+                            got_y.push_back(dy.download());
+                            QVERIFY2(padding_untouched(got.back(), c.channels) &&
+                                         padding_untouched(got_y.back(), c.out),
+                                     "wrote past a row");
+                            b.gpu->download(states[size_t(fuse)].data(), dstate.p,
+                                            states[size_t(fuse)].size() * sizeof(float));
+                        }
+                        err = std::max({err, tensor_error(got[0], want), tensor_error(got[1], want)});
+                        same = same && std::memcmp(got[0].buf.data(), got[1].buf.data(),
+                                                   got[0].buf.size() * sizeof(float)) == 0;
+                        for (int64_t r = 0; r < n; ++r)  // y past the conv's columns
+                            same =
+                                same && std::memcmp(&got_y[0].at(r, c.channels), &got_y[1].at(r, c.channels),
+                                                    size_t(c.out - c.channels) * sizeof(float)) == 0;
+                        const double e_y = relative_error(
+                            std::vector<double>(&got_y[0].at(0, c.channels), &got_y[0].at(0, c.out)),
+                            std::vector<double>(&want_y.at(0, c.channels), &want_y.at(0, c.out)));
+                        err = std::max(err, e_y);
+                        // Unfused, y's conv columns hold the matmul; fused, they are left as they were.
+                        QVERIFY2(!std::isnan(got_y[1].at(0, 0)), "the unfused path left y's conv columns");
+                        QVERIFY2(std::isnan(got_y[0].at(0, 0)) == fusable,
+                                 fusable ? "not fused where the register kernel runs"
+                                         : "fused where the register kernel does not run");
+                    }
+                    same = same && states[0] == states[1];
+                    const double e_state =
+                        relative_error(std::vector<double>(states[0].begin(), states[0].end()),
+                                       std::vector<double>(cpu_state.begin(), cpu_state.end()));
+                    qInfo(
+                        "conv %s %lldx%lld, %lld channels, %d rows (%s), kernel %d, %s: error %.3g, state "
+                        "%.3g, %s",
+                        dtype_name(t), static_cast<long long>(c.out), static_cast<long long>(c.in),
+                        static_cast<long long>(c.channels), n, decode ? "decode" : "prefill",
+                        static_cast<int>(k), fusable ? "fused" : "two ops", err, e_state,
+                        same ? "equal" : "DIFFERENT");
+                    QVERIFY2(err <= 3e-2 && e_state <= 3e-2,
+                             qPrintable(QString("error %1, state %2").arg(err).arg(e_state)));
+                    QVERIFY2(same, "fused and unfused results differ");
+                }
+            }
+        cuda.set_decode_gemm(G::Auto);
+        cuda.set_fuse_inputs(true);
+    }
+
     // A staging buffer that is not whole rows, or a sigmoid gate of the wrong shape: a clear
     // error, nothing run.
     void rotatedInputRejectsBadShapes() {
