@@ -96,12 +96,17 @@ struct GdnState {
 enum class GdnMode { Auto, Recurrent, Chunked };
 
 // What gated_delta_rule_raw takes beyond gated_delta_rule's arguments: gdn_gates' parameters
-// ([n_v_heads] each), the L2 norm's eps, and room for the normalised q and k heads.
+// ([n_v_heads] each), the L2 norm's eps, and room for the normalised q and k heads. With `ab`
+// set, alpha and beta are not inputs but ab_x · abᵀ (GDN's ssm_alpha and ssm_beta stacked,
+// [2 n_v_heads, in]), alpha its first n_v_heads columns: the op computes them, into alpha and
+// beta, which must then be the two halves of one [n_tokens, 2 n_v_heads] tensor.
 struct GdnRaw {
     const float* a = nullptr;
     const float* dt_bias = nullptr;
     float l2_eps = 1e-6f;
     Tensor qkn;  // [n_tokens, 2 n_k_heads dk], packed
+    const Weight* ab = nullptr;
+    Tensor ab_x;  // [n_tokens, in]
 };
 
 // A matmul's input made on the way in (Ops::rotated_matmul): f(x, ...) rotated as a folded
@@ -313,11 +318,15 @@ public:
             n.cols != qk.cols)
             throw std::invalid_argument("gated_delta_rule_raw: qk must be whole q and k heads of " +
                                         std::to_string(dk) + ", raw.qkn a packed tensor of its shape");
+        if (raw.ab) matmul(*raw.ab, raw.ab_x, gate_inputs(alpha, beta));
         l2norm(qk, raw.l2_eps, Tensor{n.data, n.type, n.rows * (n.cols / dk), dk, dk});
         gdn_gates(alpha, beta, raw.a, raw.dt_bias);
         gated_delta_rule(n.cols_view(0, half), n.cols_view(half, half), v, alpha, beta, key_of_v, dk, dv,
                          scale, st, step, mode, o);
     }
+    // alpha and beta as the one tensor [alpha | beta] they are the halves of (GdnRaw::ab,
+    // gate_inputs.cpp); throws std::invalid_argument when they are not.
+    Tensor gate_inputs(const Tensor& alpha, const Tensor& beta) const;
     // Per row of width y.cols (one head): y = rmsnorm(x) * w * silu(z).
     virtual void rmsnorm_gated(const Tensor& x, const float* w, const Tensor& z, float eps,
                                const Tensor& y) = 0;

@@ -264,9 +264,11 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     const Tensor qkvz = first(qkvz_, T), ab = first(ab_, T), conv = first(conv_, T);
     const Tensor qkv = qkvz.cols_view(0, qkv_dim), z = qkvz.cols_view(qkv_dim, nv * ds);
     const Tensor a = ab.cols_view(0, nv), b = ab.cols_view(nv, nv);
-    // alpha and beta read the plain normed input. First: at decode sizes their small matmul is
-    // latency, and the large one after it streams its first weights meanwhile (pdl.cuh).
-    stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);
+    // alpha and beta read the plain normed input: stacked, the delta rule makes them (GdnRaw::ab;
+    // a backend may fuse the small matmul into its kernel); else first, where at decode sizes
+    // their small matmul is latency, and the large one after it streams its first weights
+    // meanwhile (pdl.cuh).
+    if (!G.ab.data) stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);
     // qkv's conv (a decode step's runs as the matmul stores its outputs, when the backend fuses).
     const kernels::GdnState& st = cache_.state[size_t(il)];
     const int K = hp_.ssm_conv_kernel;
@@ -278,7 +280,11 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     }
     // conv's first 2 nk heads of each row are q and k, L2-normalised per head (into qkn when the
     // backend does not fuse it), alpha and beta become the gates, then the delta rule.
-    const kernels::GdnRaw raw{G.a, G.dt_bias, 1e-6f, first(qkn_, T)};
+    kernels::GdnRaw raw{G.a, G.dt_bias, 1e-6f, first(qkn_, T)};
+    if (G.ab.data) {
+        raw.ab = &G.ab;
+        raw.ab_x = xn;
+    }
     const Tensor o = first(go_, T);
     ops_.gated_delta_rule_raw(conv.cols_view(0, 2 * nk * ds), conv.cols_view(2 * nk * ds, nv * ds), a, b, raw,
                               plan_.v_key.data(), int(ds), int(ds), 1.0f / std::sqrt(float(ds)), st, info_,

@@ -54,30 +54,106 @@ struct SeqList {
 constexpr int kRecWarps = 4;
 constexpr int kRecCols = 32;
 
+// GDN's alpha and beta made in the recurrent kernel (GdnRaw::ab, at most kAbMaxTokens tokens): the
+// head's two bf16 rows of the stacked weight (alpha's row h, beta's n_v + h), loaded before the
+// wait, times the token's row of x; thread i takes inputs 8 i .. 8 i + 7 of every kAbChunk.
+struct AbArgs {
+    const uint16_t* w = nullptr;  // bf16 rows `stride` elements apart
+    int64_t stride = 0;
+    const float* x = nullptr;
+    int64_t ldx = 0;
+    int in = 0;
+};
+constexpr int kAbChunk = kRecWarps * 32 * 8;
+constexpr int kAbChunks = 5;  // inputs up to 5120 (the 27B's width)
+constexpr int kAbMaxTokens = 4;
+
+// The head's two rows into shared memory (cp.async, no registers held): thread i's 16 bytes of
+// chunk c of row r at (r kAbChunks + c) kAbChunk / 8 + i, as ab_part reads them.
+__device__ __forceinline__ void ab_weights(const AbArgs& ab, int h, int n_v, uint4* w) {
+#pragma unroll
+    for (int c = 0; c < kAbChunks; ++c) {
+        const int k = c * kAbChunk + 8 * int(threadIdx.x);
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+            cp_async16_or_zero(w + (r * kAbChunks + c) * (kAbChunk / 8) + threadIdx.x,
+                               ab.w + (r * n_v + h) * ab.stride + (k < ab.in ? k : 0), k < ab.in);
+    }
+    cp_async_commit();
+}
+
+// This thread's share of the token's alpha and beta sums: its inputs of x's row `row`, in order
+// (w: ab_weights', landed).
+__device__ __forceinline__ float2 ab_part(const AbArgs& ab, int64_t row, const uint4* w) {
+    float2 d = make_float2(0.0f, 0.0f);
+    float xv[kAbChunks][8];
+#pragma unroll
+    for (int c = 0; c < kAbChunks; ++c) {
+        const int k = c * kAbChunk + 8 * int(threadIdx.x);
+        const float4* xp = reinterpret_cast<const float4*>(ab.x + row * ab.ldx + k);
+        const float4 x0 = k < ab.in ? xp[0] : make_float4(0, 0, 0, 0), x1 = k < ab.in ? xp[1] : x0;
+        xv[c][0] = x0.x, xv[c][1] = x0.y, xv[c][2] = x0.z, xv[c][3] = x0.w;
+        xv[c][4] = x1.x, xv[c][5] = x1.y, xv[c][6] = x1.z, xv[c][7] = x1.w;
+    }
+#pragma unroll
+    for (int c = 0; c < kAbChunks; ++c) {
+        const uint4 a4 = w[c * (kAbChunk / 8) + threadIdx.x],
+                    b4 = w[(kAbChunks + c) * (kAbChunk / 8) + threadIdx.x];
+        const uint32_t wa[4] = {a4.x, a4.y, a4.z, a4.w}, wb[4] = {b4.x, b4.y, b4.z, b4.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            d.x = fmaf(__uint_as_float(wa[j] << 16), xv[c][2 * j], d.x);
+            d.x = fmaf(__uint_as_float(wa[j] & 0xFFFF0000u), xv[c][2 * j + 1], d.x);
+            d.y = fmaf(__uint_as_float(wb[j] << 16), xv[c][2 * j], d.y);
+            d.y = fmaf(__uint_as_float(wb[j] & 0xFFFF0000u), xv[c][2 * j + 1], d.y);
+        }
+    }
+    return d;
+}
+
 // Raw: the token's k and q heads L2-normalised (a thread an element, the sums of squares in
-// fp32 as the l2norm kernel), and its gates computed, as gdn_gates and l2norm would first.
-template <int DK>
+// fp32 as the l2norm kernel), and its gates computed, as gdn_gates and l2norm would first; with
+// AB, from alpha and beta it sums itself (ab_part, the block's parts summed with the squares).
+template <int DK, bool AB>
 __device__ __forceinline__ void load_raw_token(const GdnArgs& a, int64_t row, int64_t kc, int h,
-                                               float (&kq)[2][DK], float2 (&ss)[kRecWarps], float& decay,
-                                               float& b) {
+                                               const AbArgs& ab, const uint4* abw, float (&kq)[2][DK],
+                                               float4 (&ss)[kRecWarps], float& decay, float& b) {
     static_assert(DK <= kRecWarps * 32, "a thread an element of the head");
     const int i = threadIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const float kv = i < DK ? a.k[row * a.k_ld + kc + i] : 0.0f;
     const float qv = i < DK ? a.q[row * a.q_ld + kc + i] : 0.0f;
-    const float alpha = a.g[row * a.g_ld + h], beta = a.beta[row * a.beta_ld + h];
-    float2 s = make_float2(kv * kv, qv * qv);
+    float alpha = 0.0f, beta = 0.0f;
+    float4 s = make_float4(kv * kv, qv * qv, 0.0f, 0.0f);
+    if constexpr (AB) {
+        const float2 d = ab_part(ab, row, abw);
+        s.z = d.x;
+        s.w = d.y;
+    } else {
+        alpha = a.g[row * a.g_ld + h];
+        beta = a.beta[row * a.beta_ld + h];
+    }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         s.x += __shfl_xor_sync(0xffffffffu, s.x, o);
         s.y += __shfl_xor_sync(0xffffffffu, s.y, o);
+        if constexpr (AB) {
+            s.z += __shfl_xor_sync(0xffffffffu, s.z, o);
+            s.w += __shfl_xor_sync(0xffffffffu, s.w, o);
+        }
     }
     if (lane == 0) ss[warp] = s;
-    decay = expf(gdn_log_decay(alpha, a.gate_a[h], a.dt_bias[h]));
-    b = sigmoid_value(beta);
+    if constexpr (!AB) {
+        decay = expf(gdn_log_decay(alpha, a.gate_a[h], a.dt_bias[h]));
+        b = sigmoid_value(beta);
+    }
     __syncthreads();
-    float2 t = ss[0];
+    float4 t = ss[0];
 #pragma unroll
-    for (int w = 1; w < kRecWarps; ++w) t.x += ss[w].x, t.y += ss[w].y;
+    for (int w = 1; w < kRecWarps; ++w) t.x += ss[w].x, t.y += ss[w].y, t.z += ss[w].z, t.w += ss[w].w;
+    if constexpr (AB) {
+        decay = expf(gdn_log_decay(t.z, a.gate_a[h], a.dt_bias[h]));
+        b = sigmoid_value(t.w);
+    }
     if (i < DK) {
         kq[0][i] = kv * (1.0f / sqrtf(t.x + a.l2_eps));
         kq[1][i] = qv * (1.0f / sqrtf(t.y + a.l2_eps));
@@ -86,17 +162,26 @@ __device__ __forceinline__ void load_raw_token(const GdnArgs& a, int64_t row, in
 
 // one_wave: the grid is resident at once, so the kernel after it may be scheduled from the start
 // (it streams its weights meanwhile: GDN's output projection, pdl.cuh).
-template <int DK, bool Raw>
+// AB (with Raw): alpha and beta from ab (AbArgs), its weights copied to shared memory before the
+// wait.
+template <int DK, bool Raw, bool AB>
 __global__ void __launch_bounds__(kRecWarps * 32)
-    recurrent_kernel(GdnArgs a, KeyMap km, SeqList list, bool one_wave) {
+    recurrent_kernel(GdnArgs a, KeyMap km, SeqList list, bool one_wave, AbArgs ab) {
+    static_assert(Raw || !AB, "alpha and beta are made only in the raw form");
     constexpr int kRows = DK / kRecWarps;  // rows of S a thread holds, in its column
     __shared__ float kq[2][DK];
     __shared__ float red[2][kRecWarps][32];
-    __shared__ float2 ss[kRecWarps];
+    __shared__ float4 ss[kRecWarps];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int h = blockIdx.y, j = blockIdx.x * kRecCols + lane;
     if (one_wave) pdl_release();
+    __shared__ uint4 abw[AB ? 2 * kAbChunks * kAbChunk / 8 : 1];
+    if constexpr (AB) ab_weights(ab, h, a.n_v, abw);
     pdl_wait();  // launched to overlap the kernel before it: its launch is hidden (pdl.cuh)
+    if constexpr (AB) {
+        cp_async_wait<0>();
+        __syncthreads();
+    }
     const SeqInfo si = a.seqs[list.idx[blockIdx.z]];
     if (si.n_q == 0) return;
     const int64_t kc = int64_t(km.key[h]) * DK, vc = int64_t(h) * a.dv + j;
@@ -110,7 +195,7 @@ __global__ void __launch_bounds__(kRecWarps * 32)
         const float vj = a.v[row * a.v_ld + vc];
         float decay, b;
         if constexpr (Raw) {
-            load_raw_token<DK>(a, row, kc, h, kq, ss, decay, b);
+            load_raw_token<DK, AB>(a, row, kc, h, ab, abw, kq, ss, decay, b);
         } else {
             for (int i = threadIdx.x; i < DK; i += kRecWarps * 32) {
                 kq[0][i] = a.k[row * a.k_ld + kc + i];
@@ -615,43 +700,48 @@ __global__ void __launch_bounds__(kWalkThreads, 3)
     for (int e = 0; e < kRs; ++e) st4(S + int64_t(kRs * g + e) * D + j0, ld4(ss + (kRs * g + e) * kBV + j0));
 }
 
-// Blocks of recurrent_kernel<DK, Raw> resident at once on a device of `sms` SMs (asked once per
-// kernel: the answer only decides when dependents are scheduled, so a second model of GPU costs
-// speed at most).
-template <int DK, bool Raw>
+// Blocks of recurrent_kernel<DK, Raw, AB> resident at once on a device of `sms` SMs (asked once
+// per kernel: the answer only decides when dependents are scheduled, so a second model of GPU
+// costs speed at most).
+template <int DK, bool Raw, bool AB>
 int64_t resident_blocks(int sms) {
     static std::atomic<int> per_sm{0};
     int n = per_sm.load();
     if (n == 0) {
-        NIWA_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, recurrent_kernel<DK, Raw>, kRecWarps * 32, 0));
+        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, recurrent_kernel<DK, Raw, AB>,
+                                                                      kRecWarps * 32, 0));
         n = std::max(n, 1);
         per_sm.store(n);
     }
     return int64_t(n) * sms;
 }
 
-template <int DK>
+template <int DK, bool Raw, bool AB>
 void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v, bool overlap, int sms,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, const AbArgs& ab) {
     const dim3 grid(unsigned(a.dv / kRecCols), unsigned(n_v), unsigned(list.n));
     const dim3 block(kRecWarps * 32);
-    const int64_t blocks = int64_t(grid.x) * grid.y * grid.z;
-    const bool one_wave =
-        blocks <= (a.gate_a ? resident_blocks<DK, true>(sms) : resident_blocks<DK, false>(sms));
-    auto* kernel = a.gate_a ? recurrent_kernel<DK, true> : recurrent_kernel<DK, false>;
-    NIWA_CUDA_CHECK(launch_overlapping(overlap, kernel, grid, block, 0, stream, a, km, list, one_wave));
+    const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= resident_blocks<DK, Raw, AB>(sms);
+    NIWA_CUDA_CHECK(launch_overlapping(overlap, recurrent_kernel<DK, Raw, AB>, grid, block, 0, stream, a, km,
+                                       list, one_wave, ab));
 }
 
-// The listed sequences, recurrent, kMaxListSeqs at a time.
+// The listed sequences, recurrent, kMaxListSeqs at a time (with ab.w set: alpha and beta made in
+// the kernel, the raw form).
 void launch_recurrent_lists(const GdnArgs& a, const KeyMap& km, const std::vector<int32_t>& seqs, int dk,
-                            int n_v, bool overlap, int sms, cudaStream_t stream) {
+                            int n_v, bool overlap, int sms, cudaStream_t stream, const AbArgs& ab) {
     for (size_t first = 0; first < seqs.size(); first += kMaxListSeqs) {
         SeqList list;
         list.n = int(std::min(seqs.size() - first, size_t(kMaxListSeqs)));
         std::copy_n(seqs.begin() + int64_t(first), list.n, list.idx);
-        dk == 64 ? launch_recurrent<64>(a, km, list, n_v, overlap, sms, stream)
-                 : launch_recurrent<128>(a, km, list, n_v, overlap, sms, stream);
+        auto launch = [&](auto dk_tag) {
+            constexpr int DK = decltype(dk_tag)::value;
+            if (ab.w) return launch_recurrent<DK, true, true>(a, km, list, n_v, overlap, sms, stream, ab);
+            if (a.gate_a)
+                return launch_recurrent<DK, true, false>(a, km, list, n_v, overlap, sms, stream, ab);
+            launch_recurrent<DK, false, false>(a, km, list, n_v, overlap, sms, stream, ab);
+        };
+        dk == 64 ? launch(std::integral_constant<int, 64>{}) : launch(std::integral_constant<int, 128>{});
     }
 }
 
@@ -709,8 +799,29 @@ void CudaOps::gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v
     delta_rule(q, k, v, g, beta, nullptr, key_of_v, dk, dv, scale, st, step, mode, o);
 }
 
+namespace {
+
+// Whether the recurrent kernel makes alpha and beta itself (AbArgs): at most kAbMaxTokens
+// tokens (more, and its blocks would read the weights and x once per head slice and token:
+// the small matmul first is cheaper), a bf16 weight of 2 n_v rows with 16-byte aligned rows of
+// at most kAbChunks chunks, x's rows 16-byte aligned.
+bool makes_ab(const GdnRaw& raw, const Tensor& v, int64_t n_v, bool fuse) {
+    if (!raw.ab || !fuse) return false;
+    const Weight& w = *raw.ab;
+    const Tensor& x = raw.ab_x;
+    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    return v.rows <= kAbMaxTokens && w.type == DType::BF16 && w.out == 2 * n_v && w.in == x.cols &&
+           w.in % 8 == 0 && w.in <= int64_t(kAbChunks) * kAbChunk && aligned(w.data) &&
+           w.row_stride % 16 == 0 && x.type == DType::F32 && x.rows == v.rows && aligned(x.data) &&
+           x.ld % 4 == 0;
+}
+
+}  // namespace
+
 // Fused when every sequence takes the recurrent form (decode): the recurrent kernel normalises
-// q and k and computes the gates itself, three launches in one. Otherwise the composition.
+// q and k and computes the gates itself, three launches in one; with raw.ab at a few tokens it
+// also makes alpha and beta (makes_ab), the small matmul's launch gone. Otherwise the
+// composition.
 void CudaOps::gated_delta_rule_raw(const Tensor& qk, const Tensor& v, const Tensor& alpha, const Tensor& beta,
                                    const GdnRaw& raw, const int32_t* key_of_v, int dk, int dv, float scale,
                                    const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o) {
@@ -719,6 +830,16 @@ void CudaOps::gated_delta_rule_raw(const Tensor& qk, const Tensor& v, const Tens
         fused = recurrent_form(mode, step.host_seqs[s].n_q);
     if (!fused || qk.cols % (2 * int64_t(dk)) != 0 || !raw.a || !raw.dt_bias)
         return Ops::gated_delta_rule_raw(qk, v, alpha, beta, raw, key_of_v, dk, dv, scale, st, step, mode, o);
+    if (raw.ab) {
+        const Tensor both = gate_inputs(alpha, beta);
+        if (!makes_ab(raw, v, dv > 0 ? v.cols / dv : 0, fuse_inputs_)) {
+            matmul(*raw.ab, raw.ab_x, both);
+            GdnRaw made = raw;
+            made.ab = nullptr;
+            return gated_delta_rule_raw(qk, v, alpha, beta, made, key_of_v, dk, dv, scale, st, step, mode, o);
+        }
+        check_matmul("cuda", *raw.ab, raw.ab_x, both);
+    }
     const int64_t half = qk.cols / 2;
     delta_rule(qk.cols_view(0, half), qk.cols_view(half, half), v, alpha, beta, &raw, key_of_v, dk, dv, scale,
                st, step, mode, o);
@@ -779,8 +900,16 @@ void CudaOps::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, cons
                     raw ? raw->a : nullptr,
                     raw ? raw->dt_bias : nullptr,
                     raw ? raw->l2_eps : 0.0f};
+    AbArgs ab;
+    if (raw && raw->ab) {
+        ab.w = static_cast<const uint16_t*>(raw->ab->data);
+        ab.stride = int64_t(raw->ab->row_stride / sizeof(uint16_t));
+        ab.x = raw->ab_x.as<const float>();
+        ab.ldx = raw->ab_x.ld;
+        ab.in = int(raw->ab->in);
+    }
     launch_recurrent_lists(a, km, recurrent, dk, int(n_v), overlap_launches(), props_.multiProcessorCount,
-                           stream_);
+                           stream_, ab);
     if (chunked.empty()) return;
     auto rows16 = [](const Tensor& t) {
         return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0;

@@ -177,6 +177,56 @@ private slots:
                 QCOMPARE(auto_out[i], want[i]);
         }
     }
+
+    // gated_delta_rule_raw with GdnRaw::ab: alpha and beta made by the matmul first, the rest as
+    // without; bit for bit the same as running that matmul by hand. alpha and beta that are not
+    // the halves of one tensor: a clear error.
+    void rawMakesAlphaAndBeta() {
+        std::mt19937 rng(804);
+        constexpr int nk = 2, nv = 4, d = 16, in = 40, n = 3;
+        auto ops = make_cpu_ops(2);
+        std::vector<SeqInfo> seqs(2);
+        seqs[0] = SeqInfo{0, 2, 0, 1, 0};
+        seqs[1] = SeqInfo{2, 1, 0, 0, 0};
+        const StepInfo info{seqs.data(), 2, n, nullptr, nullptr, nullptr, seqs.data()};
+        const HostTensor qk = random_tensor(rng, n, 2 * nk * d, 2 * nk * d, -2.0f, 2.0f);
+        const HostTensor v = random_tensor(rng, n, nv * d, nv * d);
+        const HostTensor x = random_tensor(rng, n, in, in + 2);
+        std::vector<uint16_t> w(size_t(2 * nv) * in);
+        const auto wv = random_vector(rng, w.size(), -0.3f, 0.3f);
+        for (size_t i = 0; i < w.size(); ++i) w[i] = f32_to_bf16(wv[i]);
+        const Weight ab{w.data(), DType::BF16, in, 2 * nv, size_t(in) * 2};
+        const auto a = random_vector(rng, nv, -2.0f, -0.1f), dt_bias = random_vector(rng, nv);
+        const std::vector<int32_t> key_of_v{0, 1, 0, 1};
+        const auto state0 = random_vector(rng, size_t(2) * nv * d * d, -0.5f, 0.5f);
+        auto run = [&](bool made, std::vector<float>& state) {
+            HostTensor both(n, 2 * nv, 2 * nv + 1), qkn(n, 2 * nk * d, 2 * nk * d), o(n, nv * d, nv * d);
+            GdnRaw raw{a.data(), dt_bias.data(), 1e-6f, qkn.t};
+            if (made) {
+                raw.ab = &ab;
+                raw.ab_x = x.t;
+            } else {
+                ops->matmul(ab, x.t, both.t);
+            }
+            ops->gated_delta_rule_raw(qk.t, v.t, both.t.cols_view(0, nv), both.t.cols_view(nv, nv), raw,
+                                      key_of_v.data(), d, d, 0.25f, GdnState{nullptr, state.data(), 2}, info,
+                                      GdnMode::Auto, o.t);
+            return o.buf;
+        };
+        std::vector<float> s_made = state0, s_hand = state0;
+        QVERIFY(run(true, s_made) == run(false, s_hand));
+        QVERIFY(s_made == s_hand);
+        QVERIFY(s_made != state0);
+
+        HostTensor apart(n, 2 * nv + 1, 2 * nv + 1), qkn(n, 2 * nk * d, 2 * nk * d), o(n, nv * d, nv * d);
+        GdnRaw raw{a.data(), dt_bias.data(), 1e-6f, qkn.t, &ab, x.t};
+        std::vector<float> state = state0;
+        QVERIFY_THROWS_EXCEPTION(
+            std::invalid_argument,
+            ops->gated_delta_rule_raw(qk.t, v.t, apart.t.cols_view(0, nv), apart.t.cols_view(nv + 1, nv), raw,
+                                      key_of_v.data(), d, d, 0.25f, GdnState{nullptr, state.data(), 2}, info,
+                                      GdnMode::Auto, o.t));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestGatedDeltaRule)

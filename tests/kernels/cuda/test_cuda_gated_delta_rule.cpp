@@ -215,13 +215,16 @@ private slots:
 
     // gated_delta_rule_raw: the GPU (fused when every sequence is recurrent, else the
     // composition) against the CPU's composition of l2norm, gdn_gates and gated_delta_rule, over
-    // steps that continue one another; outputs and states within 1e-4.
+    // steps that continue one another; outputs and states within 1e-4. With GdnRaw::ab, alpha and
+    // beta come from a bf16 weight (made in the recurrent kernel at 1-4 tokens, else by the small
+    // matmul first; the CPU: its matmul first).
     void rawInputs() {
         struct Case {
             const char* what;
             Geometry geo;
             GdnMode mode;
             std::vector<std::vector<int>> lengths, slot_of;
+            int ab_in = 0;  // > 0: alpha and beta made from a bf16 weight of this many inputs (GdnRaw::ab)
         };
         const std::vector<Case> cases = {
             {"27b decode", grouped_27b(), GdnMode::Auto, {{1, 1, 1}, {1, 1, 1}}, {{4, 0, 8}, {4, 0, 8}}},
@@ -236,6 +239,16 @@ private slots:
              GdnMode::Auto,
              {{1, 70, 1}, {1, 1, 1}},
              {{2, 7, 0}, {2, 7, 0}}},
+            // alpha and beta made in the kernel (at most 4 tokens) or by the small matmul first.
+            {"27b decode ab",
+             grouped_27b(),
+             GdnMode::Auto,
+             {{1, 1, 1}, {1, 1, 1, 1}},
+             {{4, 0, 8}, {4, 0, 8, 2}},
+             5120},
+            {"128 ab 1000 inputs", tiled(128, 128, 2, 6), GdnMode::Auto, {{1}, {1, 1}}, {{3}, {3, 5}}, 1000},
+            {"64 ab runs", tiled(64, 64, 2, 4), GdnMode::Auto, {{2, 1}, {3, 8, 1}}, {{1, 6}, {1, 6, 2}}, 256},
+            {"128 ab mixed", tiled(128, 128, 2, 6), GdnMode::Auto, {{1, 70}, {1, 1}}, {{2, 7}, {2, 7}}, 512},
         };
         uint32_t seed = 300;
         for (const Case& c : cases) {
@@ -250,24 +263,45 @@ private slots:
             DeviceBytes dstate(*gpu, state0);
             for (size_t i = 0; i < c.lengths.size(); ++i) {
                 Step s(rng, geo, c.lengths[i], c.slot_of[i]);
-                RawStep r(rng, geo, s.info.n_tokens);
+                const int n = s.info.n_tokens;
+                RawStep r(rng, geo, n);
                 const int64_t vw = int64_t(geo.n_v) * geo.dv, qkw = r.qk.t.cols;
+                // With ab: alpha and beta the halves of one tensor, made from x and a bf16 weight.
+                HostTensor ab_x = random_tensor(rng, n, std::max(c.ab_in, 1), std::max(c.ab_in, 1) + 4);
+                HostTensor both = random_tensor(rng, n, 2 * geo.n_v, 2 * geo.n_v + 3);
+                std::vector<uint16_t> ab_w(size_t(2 * geo.n_v) * size_t(std::max(c.ab_in, 1)));
+                const auto ab_vals = random_vector(rng, ab_w.size(), -0.05f, 0.05f);
+                for (size_t i = 0; i < ab_w.size(); ++i) ab_w[i] = f32_to_bf16(ab_vals[i]);
+                const Weight host_ab{ab_w.data(), DType::BF16, c.ab_in, 2 * geo.n_v, size_t(c.ab_in) * 2};
+                auto halves = [&](const Tensor& t, int h) { return t.cols_view(h * geo.n_v, geo.n_v); };
                 // CPU: the composition, on copies (it overwrites alpha and beta).
-                HostTensor al = copy_of(r.alpha), be = copy_of(r.beta), qkn(s.info.n_tokens, qkw, qkw);
-                HostTensor want(s.info.n_tokens, vw, vw + 5);
-                cpu->gated_delta_rule_raw(
-                    r.qk.t, s.v.t, al.t, be.t, GdnRaw{r.a.data(), r.dt_bias.data(), 1e-6f, qkn.t},
-                    geo.key_of_v.data(), geo.dk, geo.dv, scale, GdnState{nullptr, cpu_state.data(), kSlots},
-                    s.info, c.mode, want.t);
+                HostTensor al = copy_of(r.alpha), be = copy_of(r.beta), qkn(n, qkw, qkw), cb = copy_of(both);
+                HostTensor want(n, vw, vw + 5);
+                GdnRaw craw{r.a.data(), r.dt_bias.data(), 1e-6f, qkn.t};
+                if (c.ab_in) {
+                    craw.ab = &host_ab;
+                    craw.ab_x = ab_x.t;
+                }
+                cpu->gated_delta_rule_raw(r.qk.t, s.v.t, c.ab_in ? halves(cb.t, 0) : al.t,
+                                          c.ab_in ? halves(cb.t, 1) : be.t, craw, geo.key_of_v.data(), geo.dk,
+                                          geo.dv, scale, GdnState{nullptr, cpu_state.data(), kSlots}, s.info,
+                                          c.mode, want.t);
                 // GPU.
-                DeviceBytes seqs(*gpu, s.seqs), da(*gpu, r.a), ddt(*gpu, r.dt_bias);
+                DeviceBytes seqs(*gpu, s.seqs), da(*gpu, r.a), ddt(*gpu, r.dt_bias), dab_w(*gpu, ab_w);
                 StepInfo info = s.info;
                 info.seqs = seqs.as<SeqInfo>();
                 DeviceTensor qk(*gpu, r.qk), v(*gpu, s.v), alpha(*gpu, r.alpha), beta(*gpu, r.beta);
-                DeviceTensor gqkn(*gpu, s.info.n_tokens, qkw, qkw), o(*gpu, s.info.n_tokens, vw, vw + 5);
-                gpu->gated_delta_rule_raw(qk.t, v.t, alpha.t, beta.t,
-                                          GdnRaw{da.as<float>(), ddt.as<float>(), 1e-6f, gqkn.t},
-                                          geo.key_of_v.data(), geo.dk, geo.dv, scale,
+                DeviceTensor dab_x(*gpu, ab_x), dboth(*gpu, both);
+                DeviceTensor gqkn(*gpu, n, qkw, qkw), o(*gpu, n, vw, vw + 5);
+                const Weight dev_ab{dab_w.p, DType::BF16, c.ab_in, 2 * geo.n_v, size_t(c.ab_in) * 2};
+                GdnRaw graw{da.as<float>(), ddt.as<float>(), 1e-6f, gqkn.t};
+                if (c.ab_in) {
+                    graw.ab = &dev_ab;
+                    graw.ab_x = dab_x.t;
+                }
+                gpu->gated_delta_rule_raw(qk.t, v.t, c.ab_in ? halves(dboth.t, 0) : alpha.t,
+                                          c.ab_in ? halves(dboth.t, 1) : beta.t, graw, geo.key_of_v.data(),
+                                          geo.dk, geo.dv, scale,
                                           GdnState{nullptr, dstate.as<float>(), kSlots}, info, c.mode, o.t);
                 const double e_out = tensor_error(o.download(), want);
                 gpu->download(gpu_state.data(), dstate.p, gpu_state.size() * sizeof(float));
