@@ -830,18 +830,18 @@ void CudaOps::gated_delta_rule_raw(const Tensor& qk, const Tensor& v, const Tens
         fused = recurrent_form(mode, step.host_seqs[s].n_q);
     if (!fused || qk.cols % (2 * int64_t(dk)) != 0 || !raw.a || !raw.dt_bias)
         return Ops::gated_delta_rule_raw(qk, v, alpha, beta, raw, key_of_v, dk, dv, scale, st, step, mode, o);
+    GdnRaw r = raw;
     if (raw.ab) {
         const Tensor both = gate_inputs(alpha, beta);
-        if (!makes_ab(raw, v, dv > 0 ? v.cols / dv : 0, fuse_inputs_)) {
-            matmul(*raw.ab, raw.ab_x, both);
-            GdnRaw made = raw;
-            made.ab = nullptr;
-            return gated_delta_rule_raw(qk, v, alpha, beta, made, key_of_v, dk, dv, scale, st, step, mode, o);
+        if (makes_ab(raw, v, dv > 0 ? v.cols / dv : 0, fuse_inputs_)) {
+            check_matmul("cuda", *raw.ab, raw.ab_x, both);
+        } else {
+            matmul(*raw.ab, raw.ab_x, both);  // the small matmul first; the kernel reads alpha and beta
+            r.ab = nullptr;
         }
-        check_matmul("cuda", *raw.ab, raw.ab_x, both);
     }
     const int64_t half = qk.cols / 2;
-    delta_rule(qk.cols_view(0, half), qk.cols_view(half, half), v, alpha, beta, &raw, key_of_v, dk, dv, scale,
+    delta_rule(qk.cols_view(0, half), qk.cols_view(half, half), v, alpha, beta, &r, key_of_v, dk, dv, scale,
                st, step, mode, o);
 }
 

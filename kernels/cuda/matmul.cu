@@ -308,11 +308,15 @@ MatmulArgs matmul_args(const Weight& w, const Tensor& x, const Tensor& y) {
     return a;
 }
 
-// A decode matmul (PQ2_0S or PQ2_0T, at most kDecodeMaxRows rows, Precision::Mixed) on the kernel
-// decode_kernel picks or the one forced.
+// The decode kernel a's matmul runs on: the one forced, else decode_kernel's pick.
+CudaOps::DecodeGemm chosen_decode_kernel(const CudaOps& ops, const MatmulArgs& a) {
+    return ops.decode_gemm() == CudaOps::DecodeGemm::Auto ? decode_kernel(a) : ops.decode_gemm();
+}
+
+// A decode matmul (PQ2_0S or PQ2_0T, at most kDecodeMaxRows rows, Precision::Mixed) on its kernel.
 void launch_decode(CudaOps& ops, const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
-    const G k = ops.decode_gemm() == G::Auto ? decode_kernel(a) : ops.decode_gemm();
+    const G k = chosen_decode_kernel(ops, a);
     if (k == G::Staged) return launch_ternary_decode(ops, a);
     launch_split_decode(ops, a, k == G::Ring);
 }
@@ -336,10 +340,9 @@ void CudaOps::matmul_conv1d_silu(const Weight& w, const Tensor& x, const Tensor&
             "conv_out [" + std::to_string(conv_out.rows) + ", " + std::to_string(conv_out.cols) +
                 "] must have y's rows and at most its columns");
     const MatmulArgs a = matmul_args(w, x, y);
-    bool fused =
-        fuse_inputs_ && precision_ == Precision::Mixed && kernel == kConvTaps &&
-        split_decode_takes_conv(a, decode_gemm_ == DecodeGemm::Auto ? decode_kernel(a) : decode_gemm_) &&
-        step.n_seqs == x.rows && step.host_seqs != nullptr;
+    bool fused = fuse_inputs_ && precision_ == Precision::Mixed && kernel == kConvTaps &&
+                 split_decode_takes_conv(a, chosen_decode_kernel(*this, a)) && step.n_seqs == x.rows &&
+                 step.host_seqs != nullptr;
     for (int s = 0; fused && s < step.n_seqs; ++s)
         fused = step.host_seqs[s].q_start == s && step.host_seqs[s].n_q == 1;
     if (!fused) return Ops::matmul_conv1d_silu(w, x, y, conv_w, kernel, st, step, conv_out);
@@ -359,10 +362,8 @@ void CudaOps::rotated_matmul(const Weight& w, const RotatedInput& in, const Tens
     check_matmul("cuda", w, staged, y);
     check_alignment(w);
     const MatmulArgs a = matmul_args(w, staged, y);
-    const bool fused =
-        fuse_inputs_ && precision_ == Precision::Mixed && a.n > 0 && a.out > 0 && a.in > 0 &&
-        split_decode_takes(in, a) &&
-        (decode_gemm_ == DecodeGemm::Auto ? decode_kernel(a) : decode_gemm_) == DecodeGemm::Registers;
+    const bool fused = fuse_inputs_ && precision_ == Precision::Mixed && a.n > 0 && a.out > 0 && a.in > 0 &&
+                       split_decode_takes(in, a) && chosen_decode_kernel(*this, a) == DecodeGemm::Registers;
     if (!fused) return Ops::rotated_matmul(w, in, staged, y);
     launch_split_decode(*this, a, in);
 }
