@@ -71,6 +71,14 @@ struct StepInfo {
     // The same sequence table in host memory (the CPU reads seqs directly; a GPU backend
     // uses this to plan launches without a device round-trip).
     const SeqInfo* host_seqs = nullptr;
+    // Whether what the sequences bring from earlier steps was written before this step's first
+    // op began, and no op of the step writes it before the op that reads it: the KV cache's
+    // tokens before each sequence's pos0 and its recurrent state (which only the layer's delta
+    // rule writes). The tables above are uploaded, never written by an op. A backend may then
+    // read that history while the ops before still run (CUDA: before pdl_wait, pdl.cuh). The
+    // model's steps are so (their first kernel, the embedding lookup, waits for all work before);
+    // ops called one by one, where one op may write another's history, are not.
+    bool settled = false;
 };
 
 // One attention layer's paged KV pool: [n_blocks][block_tokens][n_kv_heads][head_dim] for

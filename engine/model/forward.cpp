@@ -87,6 +87,7 @@ void RankForward::upload_step(const StepPlan& s) {
     host_seqs_ = s.seqs;
     info_ = kernels::StepInfo{d_seqs_,  int(s.seqs.size()), n_tokens_,        d_positions_,
                               d_slots_, d_tables_,          host_seqs_.data()};
+    info_.settled = true;  // issue() begins with the embedding lookup, after everything before
 }
 
 void RankForward::all_reduce(const Tensor& t) {

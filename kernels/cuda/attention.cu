@@ -265,9 +265,18 @@ void CudaOps::attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of
     if (step.n_seqs == 0 || q.rows == 0) return;
 
     const HeadGroups groups = make_groups(kv_of_q, n_heads, kv.n_kv_heads);
-    const AttnArgs args{q.as<float>(), out.as<float>(), q.ld,          out.ld,    kv.k,
-                        kv.v,          kv.block_tokens, kv.n_kv_heads, step.seqs, step.block_tables,
-                        scale};
+    const AttnArgs args{q.as<float>(),
+                        out.as<float>(),
+                        q.ld,
+                        out.ld,
+                        kv.k,
+                        kv.v,
+                        kv.block_tokens,
+                        kv.n_kv_heads,
+                        step.seqs,
+                        step.block_tables,
+                        scale,
+                        step.settled && early_reads()};
     switch (kv.type) {
         case DType::F16:
             return run_attention<__half>(*this, args, groups, step, n_heads, d);

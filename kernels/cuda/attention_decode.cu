@@ -3,6 +3,8 @@
 // for all the group's query heads, with an fp32 online softmax per head; the block merges its
 // warps and writes either the output (one split) or a partial that a combine pass merges.
 // Precision::Mixed on a 16-bit pool takes the tensor-core kernel (decode_mma_kernel, below).
+#include <climits>
+
 #include "kernels/cuda/attention_kernels.h"
 #include "kernels/cuda/pdl.cuh"
 
@@ -215,9 +217,39 @@ __device__ __forceinline__ TileOffsets tile_offsets(const AttnArgs& a, const Seq
     return o;
 }
 
-__device__ __forceinline__ uint4 load16_or_zero(const void* base, int64_t offset_bytes, bool valid) {
-    return valid ? __ldg(reinterpret_cast<const uint4*>(static_cast<const char*>(base) + offset_bytes))
-                 : make_uint4(0, 0, 0, 0);
+__device__ __forceinline__ uint4 load16(const void* base, int64_t offset_bytes) {
+    return __ldg(reinterpret_cast<const uint4*>(static_cast<const char*>(base) + offset_bytes));
+}
+
+// Lane (g, t)'s K and V chunks of the tile at j (tile_offsets: o) for its tokens in [lo, hi);
+// the others are left as they are (zero from the start: past the split's end they must be).
+template <typename T, int D>
+__device__ __forceinline__ void load_tile(const AttnArgs& a, const TileOffsets& o, int j, int lo, int hi,
+                                          int gq, int tq, uint4 (&kr)[2][D / 32], uint4 (&vr)[4][D / 64]) {
+    constexpr int kEsz = int(sizeof(T));
+    const int kt[2] = {gq, gq + 8}, vt[4] = {2 * tq, 2 * tq + 1, 2 * tq + 8, 2 * tq + 9};
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+        if (o.k[u] >= 0 && j + kt[u] >= lo && j + kt[u] < hi)
+#pragma unroll
+            for (int i = 0; i < D / 32; ++i) kr[u][i] = load16(a.k, (o.k[u] + 8 * (tq + 4 * i)) * kEsz);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+        if (o.v[u] >= 0 && j + vt[u] >= lo && j + vt[u] < hi)
+#pragma unroll
+            for (int gr = 0; gr < D / 64; ++gr) vr[u][gr] = load16(a.v, (o.v[u] + 64 * gr + 8 * gq) * kEsz);
+}
+
+template <int D>
+__device__ __forceinline__ void zero_tile(uint4 (&kr)[2][D / 32], uint4 (&vr)[4][D / 64]) {
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+#pragma unroll
+        for (int i = 0; i < D / 32; ++i) kr[u][i] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int gr = 0; gr < D / 64; ++gr) vr[u][gr] = make_uint4(0, 0, 0, 0);
 }
 
 __device__ __forceinline__ uint32_t word(const uint4& v, int w) {
@@ -231,12 +263,14 @@ __global__ void __launch_bounds__(kThreads)
     constexpr int kChunks = D / 32;  // K: 16-byte chunks t + 4i of a token's row a lane reads
     constexpr int kGroups = D / 64;  // V: 64-dimension groups, chunk g of each
     constexpr int kQRow = D + 32;    // q_s row stride (elements): 16-byte reads without conflicts
-    constexpr int kEsz = int(sizeof(T));
     __shared__ alignas(16) uint16_t q_s[kMmaHeads][kQRow];
     __shared__ float m_s[kWarps][kMmaHeads], l_s[kWarps][kMmaHeads];
     __shared__ float acc_s[kWarps][kMmaHeads][D];
 
-    pdl_wait();  // launched to overlap the kernel before (kv_store): its launch is hidden
+    // Launched to overlap the kernel before (kv_store): its launch is hidden. In a settled step
+    // (StepInfo::settled) the tokens cached before it (before pos0) are read before the wait,
+    // while the kernels before still run: at batch 1 they are most of the kernel's bytes.
+    if (!a.settled) pdl_wait();
     const int split = blockIdx.x, gi = blockIdx.y, entry = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gq = lane >> 2, tq = lane & 3;
     const SeqInfo si = a.seqs[e.seq[entry]];
@@ -246,6 +280,16 @@ __global__ void __launch_bounds__(kThreads)
     const int split_len = ((ctx + e.n_splits - 1) / e.n_splits + 15) & ~15;  // whole tiles
     const int j0 = min(ctx, split * split_len), j1 = min(ctx, j0 + split_len);
     const int gn = g.count[gi], kvh = g.kv[gi];
+    int j = j0 + 16 * warp;
+    TileOffsets cur = tile_offsets(a, si, j, j1, kvh, D, gq, tq);
+    uint4 kr[2][kChunks], vr[4][kGroups];
+    zero_tile<D>(kr, vr);
+    const int early = a.settled ? si.pos0 : INT_MIN;  // tokens below it are loaded before the wait
+    if (a.settled) {
+        load_tile<T, D>(a, cur, j, INT_MIN, early, gq, tq, kr, vr);
+        pdl_wait();
+    }
+    load_tile<T, D>(a, cur, j, early, INT_MAX, gq, tq, kr, vr);
 
     const float qscale = a.scale * kLog2e;
     for (int idx = threadIdx.x; idx < kMmaHeads * D / 2; idx += kThreads) {
@@ -262,20 +306,7 @@ __global__ void __launch_bounds__(kThreads)
 
     float o[D / 16][4] = {};  // O^T, m-tile 4 G + w; columns heads 2t, 2t + 1
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // heads 2t, 2t + 1; l: this lane's tokens
-    int j = j0 + 16 * warp;
-    TileOffsets cur = tile_offsets(a, si, j, j1, kvh, D, gq, tq);
     for (; j < j1; j += 16 * kWarps) {
-        uint4 kr[2][kChunks], vr[4][kGroups];
-#pragma unroll
-        for (int i = 0; i < kChunks; ++i)
-#pragma unroll
-            for (int u = 0; u < 2; ++u)
-                kr[u][i] = load16_or_zero(a.k, (cur.k[u] + 8 * (tq + 4 * i)) * kEsz, cur.k[u] >= 0);
-#pragma unroll
-        for (int gr = 0; gr < kGroups; ++gr)
-#pragma unroll
-            for (int u = 0; u < 4; ++u)
-                vr[u][gr] = load16_or_zero(a.v, (cur.v[u] + 64 * gr + 8 * gq) * kEsz, cur.v[u] >= 0);
         const TileOffsets next = tile_offsets(a, si, j + 16 * kWarps, j1, kvh, D, gq, tq);
 
         float s[4] = {}, s2[4] = {};  // two accumulator chains, half as long
@@ -322,6 +353,10 @@ __global__ void __launch_bounds__(kThreads)
                         b0, b1);
             }
         cur = next;
+        if (j + 16 * kWarps < j1) {  // the warp's next tile
+            zero_tile<D>(kr, vr);
+            load_tile<T, D>(a, cur, j + 16 * kWarps, INT_MIN, INT_MAX, gq, tq, kr, vr);
+        }
     }
     pdl_release();  // after the loop: at large batches the grid is several waves
 

@@ -42,6 +42,8 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     if (decode && std::string(decode) == "ring") decode_gemm_ = DecodeGemm::Ring;
     const char* fuse = std::getenv("NIWA_FUSE_INPUTS");
     fuse_inputs_ = !(fuse && std::string(fuse) == "0");
+    const char* early = std::getenv("NIWA_EARLY_READS");
+    early_reads_ = !(early && std::string(early) == "0");
 }
 
 CudaOps::~CudaOps() {

@@ -63,6 +63,10 @@ public:
     // (for measurements); tests set both.
     bool fuse_inputs() const { return fuse_inputs_; }
     void set_fuse_inputs(bool on) { fuse_inputs_ = on; }
+    // Whether kernels read a settled step's history before their PDL wait (StepInfo::settled:
+    // the attention decode its cached tokens, the recurrent delta rule its state). On unless
+    // NIWA_EARLY_READS=0 in the environment (for measurements).
+    bool early_reads() const { return early_reads_; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
     // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
     size_t gemm_scratch_limit() const { return gemm_scratch_limit_; }
@@ -178,6 +182,7 @@ private:
     PrefillGemm prefill_gemm_ = PrefillGemm::Auto;
     DecodeGemm decode_gemm_ = DecodeGemm::Auto;
     bool fuse_inputs_ = true;
+    bool early_reads_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
     ncclComm* comm_ = nullptr;  // the device group's communicator, this rank's

@@ -38,6 +38,7 @@ struct GdnArgs {
     // alpha and beta, turned into gates with these (gdn_gates).
     const float *gate_a = nullptr, *dt_bias = nullptr;
     float l2_eps = 0.0f;
+    bool settled = false;  // StepInfo::settled: the recurrent kernel loads the state early
 };
 
 struct KeyMap {
@@ -177,18 +178,23 @@ __global__ void __launch_bounds__(kRecWarps * 32)
     if (one_wave) pdl_release();
     __shared__ uint4 abw[AB ? 2 * kAbChunks * kAbChunk / 8 : 1];
     if constexpr (AB) ab_weights(ab, h, a.n_v, abw);
-    pdl_wait();  // launched to overlap the kernel before it: its launch is hidden (pdl.cuh)
+    // Launched to overlap the kernel before it: its launch is hidden (pdl.cuh). In a settled
+    // step (StepInfo::settled) the sequence's state, which only this kernel writes, is loaded
+    // before the wait, while the kernel before (the qkv+z matmul's tail) still runs.
+    if (!a.settled) pdl_wait();
+    const SeqInfo si = a.seqs[list.idx[blockIdx.z]];
+    const int64_t kc = int64_t(km.key[h]) * DK, vc = int64_t(h) * a.dv + j;
+    float* S = a.ssm + (int64_t(si.state_slot) * a.n_v + h) * DK * a.dv + j;
+    float s[kRows];
+    if (si.n_q > 0)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) s[r] = S[int64_t(warp * kRows + r) * a.dv];
+    if (a.settled) pdl_wait();
     if constexpr (AB) {
         cp_async_wait<0>();
         __syncthreads();
     }
-    const SeqInfo si = a.seqs[list.idx[blockIdx.z]];
     if (si.n_q == 0) return;
-    const int64_t kc = int64_t(km.key[h]) * DK, vc = int64_t(h) * a.dv + j;
-    float* S = a.ssm + (int64_t(si.state_slot) * a.n_v + h) * DK * a.dv + j;
-    float s[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) s[r] = S[int64_t(warp * kRows + r) * a.dv];
 
     for (int t = 0; t < si.n_q; ++t) {
         const int64_t row = si.q_start + t;
@@ -899,7 +905,8 @@ void CudaOps::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, cons
                     step.seqs,
                     raw ? raw->a : nullptr,
                     raw ? raw->dt_bias : nullptr,
-                    raw ? raw->l2_eps : 0.0f};
+                    raw ? raw->l2_eps : 0.0f,
+                    step.settled && early_reads()};
     AbArgs ab;
     if (raw && raw->ab) {
         ab.w = static_cast<const uint16_t*>(raw->ab->data);

@@ -7,7 +7,11 @@
 //
 // The rule that keeps this safe: code before pdl_wait() reads only what no kernel writes
 // (weights, signs, norm weights), since a kernel that releases before its own wait lets its
-// dependent start while the kernel before it still runs. Where a kernel releases is then only
+// dependent start while the kernel before it still runs; or, in a settled step
+// (StepInfo::settled), what the step's sequences bring from earlier steps and no kernel of the
+// step writes before the reader: a model step's first kernel (the embedding lookup) is not
+// launched to overlap, so it starts after all earlier work has finished, and every later
+// kernel of the step after it. Where a kernel releases is then only
 // a question of speed: at its start when its grid is one wave, after its main loop when it is
 // several (early dependents would hold SMs its later waves need). Every kernel of a decode step
 // but the embedding lookup and the final norm is launched so.

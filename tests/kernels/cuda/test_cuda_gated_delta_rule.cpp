@@ -8,6 +8,8 @@
 #include "kernels/ops.h"
 #include "tests/kernels/cuda/cuda_test_util.h"
 
+#include <cstring>
+
 using namespace niwa::kernels;
 using namespace niwa::kernels::test;
 
@@ -99,14 +101,18 @@ Result run_cpu(Ops& cpu, const Geometry& geo, const std::vector<Step*>& steps,
     return r;
 }
 
+// settled: each step's op begins after the one before has finished (a host sync between), so the
+// steps may say so (StepInfo::settled) and the recurrent kernel loads the state early.
 Result run_gpu(Ops& gpu, const Geometry& geo, const std::vector<Step*>& steps,
-               const std::vector<float>& state0, GdnMode mode, float scale) {
+               const std::vector<float>& state0, GdnMode mode, float scale, bool settled = false) {
     Result r{{}, std::vector<float>(state0.size())};
     DeviceBytes state(gpu, state0);
     for (const Step* s : steps) {
         DeviceBytes seqs(gpu, s->seqs);
         StepInfo info = s->info;
         info.seqs = seqs.as<SeqInfo>();
+        info.settled = settled;
+        if (settled) gpu.synchronize();
         DeviceTensor q(gpu, s->q), k(gpu, s->k), v(gpu, s->v), g(gpu, s->g), beta(gpu, s->beta);
         DeviceTensor o(gpu, s->info.n_tokens, int64_t(geo.n_v) * geo.dv, int64_t(geo.n_v) * geo.dv + 5);
         gpu.gated_delta_rule(q.t, k.t, v.t, g.t, beta.t, geo.key_of_v.data(), geo.dk, geo.dv, scale,
@@ -182,6 +188,15 @@ class TestCudaGatedDeltaRule : public QObject {
                                                                           .arg(what, mode_name(mode), prec)
                                                                           .arg(e_out)
                                                                           .arg(e_state)));
+                // A settled run: the same arithmetic, the state read early; the same bits.
+                const Result early = run_gpu(*gpu, geo, ptrs, state0, mode, scale, true);
+                bool same = early.state == got.state;
+                for (size_t i = 0; i < steps.size(); ++i)
+                    same = same && std::memcmp(early.outs[i].buf.data(), got.outs[i].buf.data(),
+                                               got.outs[i].buf.size() * sizeof(float)) == 0;
+                QVERIFY2(
+                    same,
+                    qPrintable(QString("%1 %2 %3: a settled run differs").arg(what, mode_name(mode), prec)));
                 // Slots no sequence used keep their state exactly.
                 for (int s = 0; s < kSlots; ++s)
                     if (!used[s])
