@@ -404,16 +404,22 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
                                            unsigned* flag, const Out& out = {}) {
     if (p.slices == 1) return;
     const MatmulArgs& a = p.a;
-    __threadfence();
+    // The block's partial stores, ordered before thread 0's count by the barrier, are released
+    // with it (the count is cumulative over what the barrier orders); the last block acquires
+    // every other block's with its count, and its threads after the second barrier read them.
+    // One thread's fence, not one a thread: each was a round trip.
     __syncthreads();
     if (threadIdx.x == 0) {
-        const unsigned prev = atomicAdd(&p.counters[group], 1u);
+        unsigned prev;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                     : "=r"(prev)
+                     : "l"(&p.counters[group])
+                     : "memory");
         *flag = prev == static_cast<unsigned>(p.slices - 1);
         if (*flag) p.counters[group] = 0;
     }
     __syncthreads();
     if (!*flag) return;
-    __threadfence();
     const int64_t row0 = t0 * kTileRows;
     const int rows = static_cast<int>(min(t1 * kTileRows, a.out) - row0),
               total = rows * static_cast<int>(a.n);
