@@ -265,18 +265,9 @@ void CudaOps::attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of
     if (step.n_seqs == 0 || q.rows == 0) return;
 
     const HeadGroups groups = make_groups(kv_of_q, n_heads, kv.n_kv_heads);
-    const AttnArgs args{q.as<float>(),
-                        out.as<float>(),
-                        q.ld,
-                        out.ld,
-                        kv.k,
-                        kv.v,
-                        kv.block_tokens,
-                        kv.n_kv_heads,
-                        step.seqs,
-                        step.block_tables,
-                        scale,
-                        step.settled && early_reads()};
+    const AttnArgs args{q.as<float>(), out.as<float>(),  q.ld,          out.ld,    kv.k,
+                        kv.v,          kv.block_tokens,  kv.n_kv_heads, step.seqs, step.block_tables,
+                        scale,         reads_early(step)};
     switch (kv.type) {
         case DType::F16:
             return run_attention<__half>(*this, args, groups, step, n_heads, d);

@@ -40,7 +40,7 @@ struct AttnArgs {
     const SeqInfo* seqs = nullptr;
     const int32_t* block_tables = nullptr;
     float scale = 1.0f;
-    bool settled = false;  // StepInfo::settled: the decode kernels load cached tokens early
+    bool settled = false;  // CudaOps::reads_early: the tensor-core decode loads cached tokens early
 };
 
 // Decode: one entry per query row, split-K over its cached tokens in `n_splits` parts (at most

@@ -12,6 +12,11 @@ std::unique_ptr<Ops> make_cuda_ops(int device, Precision precision) {
 
 namespace cuda {
 
+bool env_switched_off(const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::string(v) == "0";
+}
+
 void check(cudaError_t err, const char* what, const char* file, int line) {
     if (err == cudaSuccess) return;
     throw std::runtime_error(std::string("CUDA error in ") + what + " (" + file + ":" + std::to_string(line) +
@@ -31,8 +36,7 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     NIWA_CUDA_CHECK(cudaSetDevice(device));
     NIWA_CUDA_CHECK(cudaGetDeviceProperties(&props_, device));
     NIWA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    const char* pdl = std::getenv("NIWA_PDL");
-    overlap_ = props_.major >= 9 && !(pdl && std::string(pdl) == "0");
+    overlap_ = props_.major >= 9 && !env_switched_off("NIWA_PDL");
     const char* gemm = std::getenv("NIWA_PREFILL_GEMM");
     if (gemm && std::string(gemm) == "cublas") prefill_gemm_ = PrefillGemm::Cublas;
     if (gemm && std::string(gemm) == "tiles") prefill_gemm_ = PrefillGemm::Tiles;
@@ -40,10 +44,8 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     if (decode && std::string(decode) == "registers") decode_gemm_ = DecodeGemm::Registers;
     if (decode && std::string(decode) == "staged") decode_gemm_ = DecodeGemm::Staged;
     if (decode && std::string(decode) == "ring") decode_gemm_ = DecodeGemm::Ring;
-    const char* fuse = std::getenv("NIWA_FUSE_INPUTS");
-    fuse_inputs_ = !(fuse && std::string(fuse) == "0");
-    const char* early = std::getenv("NIWA_EARLY_READS");
-    early_reads_ = !(early && std::string(early) == "0");
+    fuse_inputs_ = !env_switched_off("NIWA_FUSE_INPUTS");
+    early_reads_ = !env_switched_off("NIWA_EARLY_READS");
 }
 
 CudaOps::~CudaOps() {

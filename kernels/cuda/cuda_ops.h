@@ -25,6 +25,8 @@ void check(cudaError_t err, const char* what, const char* file, int line);
 #define NIWA_CUDA_CHECK(expr) ::niwa::kernels::cuda::check((expr), #expr, __FILE__, __LINE__)
 // After a kernel launch: reports launch-configuration errors at once.
 #define NIWA_CUDA_LAUNCHED(name) ::niwa::kernels::cuda::check(cudaGetLastError(), name, __FILE__, __LINE__)
+// Whether the environment sets `name` to "0": the switches that turn a path off for measurements.
+bool env_switched_off(const char* name);
 
 class CudaOps final : public Ops {
 public:
@@ -63,10 +65,10 @@ public:
     // (for measurements); tests set both.
     bool fuse_inputs() const { return fuse_inputs_; }
     void set_fuse_inputs(bool on) { fuse_inputs_ = on; }
-    // Whether kernels read a settled step's history before their PDL wait (StepInfo::settled:
-    // the attention decode its cached tokens, the recurrent delta rule its state). On unless
-    // NIWA_EARLY_READS=0 in the environment (for measurements).
-    bool early_reads() const { return early_reads_; }
+    // Whether kernels read `step`'s history before their PDL wait (the attention decode its
+    // cached tokens, the recurrent delta rule its state): where the step is settled
+    // (StepInfo::settled), unless NIWA_EARLY_READS=0 in the environment (for measurements).
+    bool reads_early(const StepInfo& step) const { return step.settled && early_reads_; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
     // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
     size_t gemm_scratch_limit() const { return gemm_scratch_limit_; }

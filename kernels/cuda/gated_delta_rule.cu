@@ -38,7 +38,7 @@ struct GdnArgs {
     // alpha and beta, turned into gates with these (gdn_gates).
     const float *gate_a = nullptr, *dt_bias = nullptr;
     float l2_eps = 0.0f;
-    bool settled = false;  // StepInfo::settled: the recurrent kernel loads the state early
+    bool settled = false;  // CudaOps::reads_early: the recurrent kernel loads the state early
 };
 
 struct KeyMap {
@@ -906,7 +906,7 @@ void CudaOps::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, cons
                     raw ? raw->a : nullptr,
                     raw ? raw->dt_bias : nullptr,
                     raw ? raw->l2_eps : 0.0f,
-                    step.settled && early_reads()};
+                    reads_early(step)};
     AbArgs ab;
     if (raw && raw->ab) {
         ab.w = static_cast<const uint16_t*>(raw->ab->data);

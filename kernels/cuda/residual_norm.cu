@@ -6,7 +6,6 @@
 // butterflies in shared memory), in the CPU oracle's order.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include <type_traits>
@@ -239,10 +238,7 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
         NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kernel, dim3(static_cast<unsigned>(x.rows)),
                                            dim3(static_cast<unsigned>(threads)), smem, stream_, a));
     };
-    static const bool clusters = [] {
-        const char* e = std::getenv("NIWA_RESNORM_CLUSTER");
-        return !(e && std::string(e) == "0");
-    }();
+    static const bool clusters = !env_switched_off("NIWA_RESNORM_CLUSTER");
     const int k = r.block != 0 && warp_hadamard_block(r.block) ? cluster_size(x.cols / r.block) : 1;
     if (k > 1 && clusters && props_.major >= 9) {
         const int width = static_cast<int>(x.cols / k);
