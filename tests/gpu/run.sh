@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [trace] [patterns] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [trace] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -88,6 +88,13 @@ patterns() {
   # the copy bound, the split kernel's units, and the same units stored tile by tile.
   nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/read_pattern.cu -o build-gpu/read_pattern
   build-gpu/read_pattern | tee "$out/read-pattern.jsonl"
+}
+
+mma_rate() {
+  # The tensor-core rate the decode matmuls' arithmetic can reach on an SM, by warps and
+  # accumulator chains, bare and fed as the decode kernels feed it (mma_rate.cu).
+  nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/mma_rate.cu -o build-gpu/mma_rate
+  build-gpu/mma_rate | tee "$out/mma-rate.jsonl"
 }
 
 smoke() {

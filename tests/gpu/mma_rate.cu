@@ -1,0 +1,124 @@
+// How many m16n8k16 fp16 mma (fp32 accumulate: the decode matmuls' instruction,
+// kernels/cuda/mma.cuh) can an SM issue, by warps an SM and independent accumulator chains a warp?
+// The decode matmuls do one such mma per 256 weights: 64 per 16 x 1024 tile-slice, so an SM
+// streaming its share of the copy rate (~32 GB/s, ~7.5 tile-slices a µs) needs ~480 a µs. Three
+// kernels: `mma` (chains of mma only), `decode` (each mma fed as the decode kernels feed it:
+// four LOP3s building its A fragment from two code words, one shared-memory load of x, and per
+// iteration a shift of each word and its next value) and `decode_no_load` (the same with x in
+// registers, no shared-memory load). Prints one JSON line per configuration:
+// mma per µs per SM.
+// Built and run by tests/gpu/run.sh mma_rate: nvcc -O3 -arch=sm_90 mma_rate.cu.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+
+namespace {
+
+constexpr int kIters = 4096;
+
+__device__ __forceinline__ void mma(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                    uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t lop(uint32_t w, uint32_t m, uint32_t o) {
+    uint32_t r;
+    asm volatile("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(w), "r"(m), "r"(o));
+    return r;
+}
+
+enum Mode { kBare, kDecode, kDecodeNoLoad };
+
+template <int C, Mode M>
+__global__ void rate_kernel(float* out, uint32_t seed) {
+    __shared__ uint2 xs[256];
+    xs[threadIdx.x % 256] = make_uint2(seed * threadIdx.x, seed ^ threadIdx.x);
+    __syncthreads();
+    float c[C][4] = {};
+    // Two code words (rows g and g + 8), new each iteration; pair masks as the decode kernels
+    // hold them in registers.
+    uint32_t wa = seed + threadIdx.x, wb = seed * 3 + threadIdx.x, o = 0x64006400u;
+    uint32_t m[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
+    const int lane = threadIdx.x & 31;
+    for (int i = 0; i < kIters; ++i) {
+        // One shift a word per iteration (the kernels shift a word once for its pairs 5-7).
+        const uint32_t sa = wa >> 10, sb = wb >> 10;
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            if constexpr (M != kBare) {
+                const uint32_t a = k & 1 ? sa : wa, b = k & 1 ? sb : wb;
+                const uint2 x = M == kDecode ? xs[(i * C + k + lane / 4) & 255] : make_uint2(o, lane);
+                mma(c[k], lop(a, m[k & 3], o), lop(b, m[k & 3], o), lop(a, m[(k + 1) & 3], o),
+                    lop(b, m[(k + 1) & 3], o), x.x, x.y);
+            } else {
+                mma(c[k], wa, wa + 1, wb, wb + 1, o, o);
+            }
+        }
+        wa = wa * 1664525u + 1013904223u;
+        wb = wb * 22695477u + 1u;
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < C; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+    if (s == 1.2345f) out[threadIdx.x] = s;  // never: keeps the chains live
+}
+
+const char* const kModeNames[] = {"mma", "decode", "decode_no_load"};
+
+template <int C, Mode M>
+void run(int sms, int warps_per_sm, float* out) {
+    // Blocks of up to 8 warps, enough of them for warps_per_sm on every SM (one wave).
+    const int block_warps = warps_per_sm < 8 ? warps_per_sm : 8;
+    const int blocks = sms * (warps_per_sm / block_warps);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    rate_kernel<C, M><<<blocks, block_warps * 32>>>(out, 1);
+    cudaEventRecord(a);
+    rate_kernel<C, M><<<blocks, block_warps * 32>>>(out, 2);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, a, b);
+    const double per_sm = static_cast<double>(warps_per_sm) * kIters * C / (ms * 1e3);
+    std::printf("{\"kernel\": \"%s\", \"warps_per_sm\": %d, \"chains\": %d, \"mma_per_us_per_sm\": %.1f}\n",
+                kModeNames[M], warps_per_sm, C, per_sm);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+}
+
+template <Mode M>
+void sweep(int sms, float* out) {
+    for (const int w : {4, 8, 16, 32}) {
+        run<1, M>(sms, w, out);
+        run<2, M>(sms, w, out);
+        run<4, M>(sms, w, out);
+        run<8, M>(sms, w, out);
+    }
+}
+
+}  // namespace
+
+int main() {
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    float* out = nullptr;
+    cudaMalloc(&out, 1024 * sizeof(float));
+    sweep<kBare>(prop.multiProcessorCount, out);
+    sweep<kDecode>(prop.multiProcessorCount, out);
+    sweep<kDecodeNoLoad>(prop.multiProcessorCount, out);
+    cudaFree(out);
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) {
+        std::fprintf(stderr, "mma_rate: %s\n", cudaGetErrorString(err));
+        return 1;
+    }
+    return 0;
+}
