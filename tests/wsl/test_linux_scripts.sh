@@ -26,6 +26,16 @@ expect() { # expect DESCRIPTION COMMAND...
   "$@" || fail "$what"
 }
 contains() { grep -q -- "$2" <<<"$1"; }
+# Polls COMMAND... every 0.1 s for up to 20 s: what a started engine does is waited for, not
+# slept on (fixed sleeps failed under a loaded ctest -j).
+wait_for() {
+  local i
+  for ((i = 0; i < 200; i++)); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
 
 echo "--- check-gpu.sh with two GPUs"
 out="$(PATH="$fakes:$base_path" FAKE_GPUS="NVIDIA GeForce RTX 5070:12227,NVIDIA GeForce RTX 5060 Ti:16311" bash "$scripts/check-gpu.sh")"
@@ -95,10 +105,9 @@ cp "$scripts/niwa-enginectl" "$tmp/bin/"
 ctl="$tmp/bin/niwa-enginectl" pid_file="$tmp/engine.pid"
 "$ctl" start --pid-file "$pid_file" --background --log "$tmp/engine.log" -- serve --port 18080 >/dev/null ||
   fail "background start failed"
-sleep 0.3
+expect "engine got its arguments" wait_for grep -q "fake engine serve --port 18080" "$tmp/engine.log"
 pid="$("$ctl" status --pid-file "$pid_file")" || fail "status says not running"
 expect "pid file holds the engine's pid" test "$(cat "$pid_file")" = "$pid"
-expect "engine got its arguments" grep -q "fake engine serve --port 18080" "$tmp/engine.log"
 rc=0
 "$ctl" start --pid-file "$pid_file" -- serve 2>/dev/null || rc=$?
 expect "second start refused with 3 (got $rc)" test "$rc" -eq 3
@@ -113,19 +122,19 @@ echo "--- niwa-enginectl: foreground start writes its own pid and becomes the en
 echo 999999 >"$tmp/p18081.pid"
 "$ctl" start --pid-file "$tmp/p18081.pid" -- serve --port 18081 >"$tmp/fg.log" 2>&1 &
 fg=$!
-sleep 0.3
+# The engine's first line comes after the wrapper wrote its pid and became the engine.
+expect "the engine's output reaches the caller" wait_for grep -q "fake engine serve --port 18081" "$tmp/fg.log"
 expect "foreground pid is the wrapper's own" test "$(cat "$tmp/p18081.pid")" = "$fg"
 cmdline="$(tr '\0' ' ' <"/proc/$fg/cmdline")"
 expect "the wrapper became the engine" contains "$cmdline" "niwa-engine serve --port 18081"
-expect "the engine's output reaches the caller" grep -q "fake engine serve --port 18081" "$tmp/fg.log"
 "$ctl" stop --pid-file "$tmp/p18081.pid" --timeout 5 >/dev/null
 wait "$fg" || true
 expect "engine gone after stop" test ! -e "/proc/$fg/cmdline"
 
 echo "--- niwa-enginectl: an engine that ignores TERM is killed after --timeout"
-printf '#!/bin/sh\ntrap "" TERM\nwhile :; do sleep 0.1; done\n' >"$fake_engine"
-"$ctl" start --pid-file "$pid_file" --background --log "$tmp/engine.log" -- serve >/dev/null
-sleep 0.2
+printf '#!/bin/sh\ntrap "" TERM\necho "ignoring TERM"\nwhile :; do sleep 0.1; done\n' >"$fake_engine"
+"$ctl" start --pid-file "$pid_file" --background --log "$tmp/stubborn.log" -- serve >/dev/null
+expect "the stubborn engine started" wait_for grep -q "ignoring TERM" "$tmp/stubborn.log"
 out="$("$ctl" stop --pid-file "$pid_file" --timeout 1 2>&1)"
 expect "says it killed" contains "$out" "killing it"
 rc=0
