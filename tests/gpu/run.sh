@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [trace] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [ab] [trace] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -61,6 +61,32 @@ decode_kernels() {
     python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 print(sys.argv[2], "decode tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in d["decode"]])' \
       "$out/decode-kernels-$k.json" "$k"
+  done
+}
+
+ab() {
+  # A/B of one change in whole decode steps, on one machine: NIWA_AB_PATCH (a diff of the
+  # working tree, as `git diff > F` writes it) is applied and reverted in turn, the engine rebuilt
+  # each time (Release, incremental), and each side benched NIWA_AB_ROUNDS times (default 2),
+  # alternating, with NIWA_AB_ARGS (default: batch 1,2,4,8,24, no prefill, 64 steps). Prints
+  # tok/s a batch for each run; the tree is left as it was. Needs `build` first.
+  local e=build-gpu/engine/niwa-engine patch="${NIWA_AB_PATCH:?set NIWA_AB_PATCH to a diff}" r side
+  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  git apply --check "$patch"
+  for ((r = 1; r <= ${NIWA_AB_ROUNDS:-2}; r++)); do
+    for side in with without; do
+      if [ "$side" = with ]; then git apply "$patch"; fi
+      cmake --build build-gpu --parallel "$(nproc)" --target niwa-engine >"$out/ab-build.log" 2>&1 ||
+        { [ "$side" = with ] && git apply -R "$patch"; tail -n 30 "$out/ab-build.log"; return 1; }
+      # shellcheck disable=SC2086  # the arguments split on purpose
+      $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 \
+        ${NIWA_AB_ARGS:---batch 1,2,4,8,24 --prompt 0 --steps 64} --json \
+        2>"$out/ab-$side-$r.log" >"$out/ab-$side-$r.json" || true
+      if [ "$side" = with ]; then git apply -R "$patch"; fi
+      python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(sys.argv[2], "tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in d["decode"]])' \
+        "$out/ab-$side-$r.json" "$side $r" || tail -n 5 "$out/ab-$side-$r.log"
+    done
   done
 }
 
