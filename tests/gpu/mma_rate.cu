@@ -8,24 +8,20 @@
 // registers, no shared-memory load); on sm_90, also `wgmma_decode` (the warpgroup mma with
 // the decoded fragment as its register operand and x read from shared memory by descriptor; one
 // counts as a warp's m16n8k16). Prints one JSON line per configuration: mma per µs per SM.
-// Built and run by tests/gpu/run.sh mma_rate: nvcc -O3 -arch=sm_90a mma_rate.cu.
+// Built and run by tests/gpu/run.sh mma_rate: nvcc -O3 -arch=sm_90a -I. mma_rate.cu (the mma as the
+// kernels issue it, from kernels/cuda/mma.cuh).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
 
+#include "kernels/cuda/mma.cuh"
+
 namespace {
 
-constexpr int kIters = 4096;
+using niwa::kernels::cuda::mma_f16;
 
-__device__ __forceinline__ void mma(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                    uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
+constexpr int kIters = 4096;
 
 __device__ __forceinline__ uint32_t lop(uint32_t w, uint32_t m, uint32_t o) {
     uint32_t r;
@@ -112,10 +108,10 @@ __global__ void rate_kernel(float* out, uint32_t seed) {
                 if constexpr (M != kBare) {
                     const uint32_t a = k & 1 ? sa : wa, b = k & 1 ? sb : wb;
                     const uint2 x = M == kDecode ? xs[(i * C + k + lane / 4) & 255] : make_uint2(o, lane);
-                    mma(c[k], lop(a, m[k & 3], o), lop(b, m[k & 3], o), lop(a, m[(k + 1) & 3], o),
-                        lop(b, m[(k + 1) & 3], o), x.x, x.y);
+                    mma_f16(c[k], lop(a, m[k & 3], o), lop(b, m[k & 3], o), lop(a, m[(k + 1) & 3], o),
+                            lop(b, m[(k + 1) & 3], o), x.x, x.y);
                 } else {
-                    mma(c[k], wa, wa + 1, wb, wb + 1, o, o);
+                    mma_f16(c[k], wa, wa + 1, wb, wb + 1, o, o);
                 }
             }
         }

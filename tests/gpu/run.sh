@@ -119,7 +119,7 @@ patterns() {
 mma_rate() {
   # The tensor-core rate the decode matmuls' arithmetic can reach on an SM, by warps and
   # accumulator chains, bare and fed as the decode kernels feed it (mma_rate.cu).
-  nvcc -O3 -std=c++17 -arch=sm_90a tests/gpu/mma_rate.cu -o build-gpu/mma_rate
+  nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/mma_rate.cu -o build-gpu/mma_rate
   build-gpu/mma_rate | tee "$out/mma-rate.jsonl"
 }
 
