@@ -99,8 +99,6 @@ __global__ void rate_kernel(float* out, uint32_t seed) {
             wgmma_fence();
 #pragma unroll
             for (int k = 0; k < C; ++k) wgmma(c[k], f[k][0], f[k][1], f[k][2], f[k][3], desc);
-        }
-        if constexpr (M == kWgmmaDecode) {
             wgmma_commit_and_wait();
         } else {
 #pragma unroll

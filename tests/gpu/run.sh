@@ -12,6 +12,17 @@ export LD_LIBRARY_PATH="$PWD/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(build)
 
+# The 27B layout the benches run on, made once a machine (mkmodel, ~7 s).
+model_27b() {
+  [ -f /tmp/niwa-27b.gguf ] || build-gpu/engine/niwa-engine mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+}
+
+# decode_rates FILE LABEL: prints LABEL and the decode tok/s a batch of a `bench --json` file.
+decode_rates() {
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(sys.argv[2], "decode tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in d["decode"]])' "$1" "$2"
+}
+
 build() {
   nvidia-smi -L | tee "$out/gpus.txt"
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DNIWA_GUI=OFF -DNIWA_TESTS=OFF \
@@ -43,7 +54,7 @@ bench() {
   # The 27B layout on the CUDA backend: decode at batch 1/8/24 (context 4096) and prefill of
   # 512 and 8192 tokens, against the copy bandwidth and bf16 GEMM rate measured in the run.
   local e=build-gpu/engine/niwa-engine
-  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  model_27b
   $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 ${NIWA_BENCH_ARGS:-} --json \
     2>"$out/bench-27b.log" | tee "$out/bench-27b.json"
   git -C . rev-parse HEAD >"$out/commit.txt" 2>/dev/null || true
@@ -54,13 +65,11 @@ decode_kernels() {
   # makes: every matmul shape alone and whole decode steps, at 1-32 rows (the ninth pass of
   # docs/BENCHMARKS.md chose the kernels from the whole steps).
   local e=build-gpu/engine/niwa-engine k
-  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  model_27b
   for k in auto registers ring staged; do
     NIWA_DECODE_GEMM=$k $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 32 --kernels \
       --batch 1,2,4,8,16,24,32 --prompt 0 --json 2>"$out/decode-kernels-$k.log" >"$out/decode-kernels-$k.json"
-    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
-print(sys.argv[2], "decode tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in d["decode"]])' \
-      "$out/decode-kernels-$k.json" "$k"
+    decode_rates "$out/decode-kernels-$k.json" "$k"
   done
 }
 
@@ -71,7 +80,7 @@ ab() {
   # alternating, with NIWA_AB_ARGS (default: batch 1,2,4,8,24, no prefill, 64 steps). Prints
   # tok/s a batch for each run; the tree is left as it was. Needs `build` first.
   local e=build-gpu/engine/niwa-engine patch="${NIWA_AB_PATCH:?set NIWA_AB_PATCH to a diff}" r side
-  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  model_27b
   git apply --check "$patch"
   for ((r = 1; r <= ${NIWA_AB_ROUNDS:-2}; r++)); do
     for side in with without; do
@@ -83,9 +92,7 @@ ab() {
         ${NIWA_AB_ARGS:---batch 1,2,4,8,24 --prompt 0 --steps 64} --json \
         2>"$out/ab-$side-$r.log" >"$out/ab-$side-$r.json" || true
       if [ "$side" = with ]; then git apply -R "$patch"; fi
-      python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
-print(sys.argv[2], "tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in d["decode"]])' \
-        "$out/ab-$side-$r.json" "$side $r" || tail -n 5 "$out/ab-$side-$r.log"
+      decode_rates "$out/ab-$side-$r.json" "$side $r" || tail -n 5 "$out/ab-$side-$r.log"
     done
   done
 }
@@ -99,7 +106,7 @@ trace() {
   cupti=$(dirname "$(find /usr/local/cuda/ -name 'libcupti.so' | head -n 1)")
   g++ -std=c++17 -O2 -shared -fPIC -I/usr/local/cuda/include tests/gpu/kernel_trace.cpp -L"$cupti" -lcupti \
     -Wl,-rpath,"$cupti" -o build-gpu/libkernel_trace.so
-  [ -f /tmp/niwa-27b.gguf ] || $e mkmodel --preset 27b --seed 1 --out /tmp/niwa-27b.gguf >/dev/null
+  model_27b
   mkdir -p /tmp/niwa-trace
   for b in ${NIWA_TRACE_BATCH:-1 24}; do
     CUDA_INJECTION64_PATH="$PWD/build-gpu/libkernel_trace.so" NIWA_TRACE_OUT="/tmp/niwa-trace/b$b.csv" \
