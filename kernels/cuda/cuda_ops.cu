@@ -44,8 +44,10 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     if (decode && std::string(decode) == "registers") decode_gemm_ = DecodeGemm::Registers;
     if (decode && std::string(decode) == "staged") decode_gemm_ = DecodeGemm::Staged;
     if (decode && std::string(decode) == "ring") decode_gemm_ = DecodeGemm::Ring;
+    if (decode && std::string(decode) == "wgmma") decode_gemm_ = DecodeGemm::Wgmma;
     fuse_inputs_ = !env_switched_off("NIWA_FUSE_INPUTS");
     early_reads_ = !env_switched_off("NIWA_EARLY_READS");
+    if (env_switched_off("NIWA_SHARED_SUMS")) shared_sum_outputs_ = kNeverShared;
 }
 
 CudaOps::~CudaOps() {

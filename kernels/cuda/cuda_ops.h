@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -52,11 +53,15 @@ public:
     // Which kernel multiplies PQ2_0S weights by at most 32 rows of x: the register kernel
     // (matmul_decode_split.cu), its ring form (the same arithmetic, whole runs streamed through
     // shared memory; where the device holds it, else the register kernel) or the staged kernel
-    // (matmul_decode.cu). Auto picks per shape and row count as measured fastest on the H200
-    // (decode_kernel in matmul.cu, docs/BENCHMARKS.md); the others force one, for tests and
-    // measurements (NIWA_DECODE_GEMM=registers|ring|staged).
-    enum class DecodeGemm { Auto, Registers, Ring, Staged };
+    // (matmul_decode.cu), or on an sm_90 GPU the wgmma kernel (matmul_decode_wgmma.cu: PQ2_0T
+    // of whole runs, where sm_90a code was built; elsewhere Auto's pick stands in). Auto picks per
+    // shape and row count as measured fastest on the H200 (chosen_decode_kernel in matmul.cu,
+    // docs/BENCHMARKS.md); the others force one, for tests and measurements
+    // (NIWA_DECODE_GEMM=registers|ring|staged|wgmma).
+    enum class DecodeGemm { Auto, Registers, Ring, Staged, Wgmma };
     DecodeGemm decode_gemm() const { return decode_gemm_; }
+    // Whether this device runs the wgmma decode kernel: an sm_90 GPU, and sm_90a code built.
+    bool has_wgmma_decode() const;
     void set_decode_gemm(DecodeGemm g) { decode_gemm_ = g; }
     // Whether rotated_matmul builds its input inside the register decode kernel
     // (matmul_decode.cuh, stage_rotated) where that kernel runs and takes it (1-4 rows), and
@@ -69,6 +74,13 @@ public:
     // cached tokens, the recurrent delta rule its state): where the step is settled
     // (StepInfo::settled), unless NIWA_EARLY_READS=0 in the environment (for measurements).
     bool reads_early(const StepInfo& step) const { return step.settled && early_reads_; }
+    // From how many outputs of a decode matmul's row group its slices share the sum of their
+    // partials (matmul_decode.cuh, sum_slices) rather than the last of them summing it alone:
+    // 4096, or never where NIWA_SHARED_SUMS=0 in the environment (for measurements); tests also
+    // set 1 (always).
+    static constexpr int64_t kNeverShared = INT64_MAX;
+    int64_t shared_sum_outputs() const { return shared_sum_outputs_; }
+    void set_shared_sum_outputs(int64_t n) { shared_sum_outputs_ = n; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
     // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
     size_t gemm_scratch_limit() const { return gemm_scratch_limit_; }
@@ -185,6 +197,7 @@ private:
     DecodeGemm decode_gemm_ = DecodeGemm::Auto;
     bool fuse_inputs_ = true;
     bool early_reads_ = true;
+    int64_t shared_sum_outputs_ = 4096;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
     ncclComm* comm_ = nullptr;  // the device group's communicator, this rank's

@@ -308,15 +308,26 @@ MatmulArgs matmul_args(const Weight& w, const Tensor& x, const Tensor& y) {
     return a;
 }
 
-// The decode kernel a's matmul runs on: the one forced, else decode_kernel's pick.
+// The decode kernel a's matmul runs on: the one forced (the wgmma kernel where it takes a, else
+// decode_kernel's pick), else on an sm_90 GPU the wgmma kernel from 17 rows for matrices of 4 MiB
+// or more (at 24 rows, alone: the FFN's gate+up 43.0 µs against 63.1, the head 245 against
+// 275; batch-24 steps +15 %; at 8 rows and below it is the slower, and so is the k+v matrix:
+// docs/BENCHMARKS.md, sixteenth pass), else decode_kernel's pick.
 CudaOps::DecodeGemm chosen_decode_kernel(const CudaOps& ops, const MatmulArgs& a) {
-    return ops.decode_gemm() == CudaOps::DecodeGemm::Auto ? decode_kernel(a) : ops.decode_gemm();
+    using G = CudaOps::DecodeGemm;
+    const G forced = ops.decode_gemm();
+    if (forced == G::Wgmma) return wgmma_decode_takes(ops, a) ? G::Wgmma : decode_kernel(a);
+    if (forced != G::Auto) return forced;
+    const size_t bytes = static_cast<size_t>(a.out) * a.stride;
+    if (a.n > 16 && bytes >= (size_t(4) << 20) && wgmma_decode_takes(ops, a)) return G::Wgmma;
+    return decode_kernel(a);
 }
 
 // A decode matmul (PQ2_0S or PQ2_0T, at most kDecodeMaxRows rows, Precision::Mixed) on its kernel.
 void launch_decode(CudaOps& ops, const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
     const G k = chosen_decode_kernel(ops, a);
+    if (k == G::Wgmma) return launch_wgmma_decode(ops, a);
     if (k == G::Staged) return launch_ternary_decode(ops, a);
     launch_split_decode(ops, a, k == G::Ring);
 }

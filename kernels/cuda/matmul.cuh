@@ -99,6 +99,10 @@ void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& 
 // kRotatedMaxRows rows of x, rows of more than one slice (1024 inputs).
 bool split_decode_takes_conv(const MatmulArgs& a, CudaOps::DecodeGemm kernel);
 void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const ConvStore& conv);
+// PQ2_0T weights of whole runs, any n, on the sm_90a warpgroup mma (matmul_decode_wgmma.cu):
+// where wgmma_decode_takes says it runs (CudaOps::has_wgmma_decode).
+bool wgmma_decode_takes(const CudaOps& ops, const MatmulArgs& a);
+void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a);
 // Any weight type, fp16 tensor cores on dequantized tiles (Precision::Mixed, large n).
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a);
 // Any weight type: dequantized to fp16 scratch, one cuBLAS GEMM per slab of rows that fits

@@ -252,7 +252,12 @@ void plan_slice_sums(CudaOps& ops, DecodeParams& p) {
             "a decode matmul's partial sums exceed 2^31 values");
     const size_t partial_bytes = static_cast<size_t>(p.slices) * p.a.n * p.a.out * sizeof(float);
     p.partial = static_cast<float*>(ops.workspace(CudaOps::Workspace::Matmul, partial_bytes));
-    p.counters = group_counters(ops, p.groups);
+    p.counters = group_counters(ops, 2 * p.groups);
+}
+
+void share_sums_in_one_wave(const CudaOps& ops, DecodeParams& p) {
+    const int64_t outputs = (p.tiles + p.groups - 1) / p.groups * kTileRows * p.a.n;
+    p.shared_sum = p.slices > 1 && outputs >= ops.shared_sum_outputs();
 }
 
 // The widest x tile and the most warps that fit the GPU's shared memory (an H200 takes all 32

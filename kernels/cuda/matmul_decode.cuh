@@ -23,6 +23,8 @@
 #include "kernels/cuda/hadamard.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/pdl.cuh"
+#include "kernels/cuda/wgmma.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -34,7 +36,8 @@ constexpr int kMaxGroups = 4096;
 struct DecodeParams {
     MatmulArgs a;
     float* partial = nullptr;      // [slices][n][out] when slices > 1
-    unsigned* counters = nullptr;  // [groups], zero between calls
+    unsigned* counters = nullptr;  // [groups][2] (arrived, left), zero between calls
+    bool shared_sum = false;       // the group's slices share its sum (sum_slices)
     int slices = 1;
     int groups = 1;
     int64_t tiles = 0;
@@ -84,7 +87,15 @@ __device__ __forceinline__ float block_bias(uint32_t w0, uint32_t w1, float weig
 // sums them with its shuffles: one pass, no division, no second barrier. Only the rows below n:
 // the others reach only output columns >= n (an mma's columns are independent), which are never
 // stored. Ends with the block synchronised.
-template <int NT, WordPairs W>
+// Where stage_x puts word `word` (8 p + e) of x row r's quant block qb: x rows kXWords words apart
+// (the mma.sync kernels; RowLayout), or as a wgmma operand (matmul_decode_wgmma.cu). kAsyncProxy:
+// the tensor cores read it through the async proxy, so the stores are fenced for it.
+struct RowLayout {
+    static constexpr bool kAsyncProxy = false;
+    __device__ __forceinline__ static int at(int r, int qb, int word) { return r * kXWords + qb * 64 + word; }
+};
+
+template <int NT, WordPairs W, typename Layout = RowLayout>
 __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, uint32_t* xs, float* bias) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     const int rows = min(static_cast<int>(a.n), NT * 8), e = lane & 7;
@@ -116,12 +127,13 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
             const int r = i / nqb, qb = i - r * nqb;
             const uint32_t w0 = f16x2_bits(v[j][0] * sc, v[j][1] * sc),
                            w1 = f16x2_bits(v[j][2] * sc, v[j][3] * sc);
-            xs[r * kXWords + qb * 64 + lane] = w0;
-            xs[r * kXWords + qb * 64 + lane + 32] = w1;
+            xs[Layout::at(r, qb, lane)] = w0;
+            xs[Layout::at(r, qb, lane + 32)] = w1;
             const float sum = block_bias(w0, w1, weight);
             if (lane == 0) bias[qb * NT * 8 + r] = sum;
         }
     }
+    if constexpr (Layout::kAsyncProxy) fence_async_shared();
     __syncthreads();
 }
 
@@ -392,37 +404,56 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
     }
 }
 
-// After a block's last tile: the last slice of its row group to finish sums the partials of
-// tiles [t0, t1) in slice order into y. `flag` is a word of shared memory. Only that block sums,
-// after every slice has finished, so this is the kernel's tail, and each round trip to the L2
-// costs it about a microsecond: 20-24 loads a thread are in flight, as few outputs a thread as cover
-// the group in one pass (the 20 slices of a small output's 16 rows in one round trip; at 24 rows
-// of x a group holds up to ~10^5 outputs). Offsets into the partials fit 32 bits
+// After a block's last tile: the partials of tiles [t0, t1) of its row group summed in slice order
+// into y. `flag` is a word of shared memory. Either the last slice of the group to finish sums
+// them all, after every slice has finished, so this is the kernel's tail, and each round trip to
+// the L2 costs it about a microsecond: 20-24 loads a thread are in flight, as few outputs a thread
+// as cover the group in one pass (the 20 slices of a small output's 16 rows in one round trip).
+// Or, where the group's outputs are many (p.shared_sum: at 24 rows of x a group holds up to
+// ~10^5 outputs, and one block summing them was most of a large matrix's time), every slice
+// waits for the others and sums its share of the rows: the grid is one wave (launch_wave), so
+// every block of the group runs at once. Either way each output is summed by one thread in slice
+// order, so the result does not depend on scheduling. Offsets into the partials fit 32 bits
 // (plan_slice_sums). Out: where the sums go (PlainOut: y; a ConvStore: its rows through the conv).
 template <typename Out = PlainOut>
 __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
                                            unsigned* flag, const Out& out = {}) {
     if (p.slices == 1) return;
     const MatmulArgs& a = p.a;
+    unsigned* arrived = p.counters + 2 * group;
     // The block's partial stores, ordered before thread 0's count by the barrier, are released
-    // with it (the count is cumulative over what the barrier orders); the last block acquires
-    // every other block's with its count, and its threads after the second barrier read them.
-    // One thread's fence, not one a thread: each was a round trip.
+    // with it (the count is cumulative over what the barrier orders); the summing block acquires
+    // every other block's with its count (or its wait), and its threads after the second barrier
+    // read them. One thread's fence, not one a thread: each was a round trip.
     __syncthreads();
     if (threadIdx.x == 0) {
         unsigned prev;
-        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-                     : "=r"(prev)
-                     : "l"(&p.counters[group])
-                     : "memory");
-        *flag = prev == static_cast<unsigned>(p.slices - 1);
-        if (*flag) p.counters[group] = 0;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(prev) : "l"(arrived) : "memory");
+        if (p.shared_sum) {
+            // Bounded: a group whose slices cannot all run (never, in one wave) fails the launch
+            // after about a second instead of hanging the GPU.
+            unsigned now = prev + 1, spins = 0;
+            while (now < static_cast<unsigned>(p.slices)) {
+                if (++spins > (1u << 24)) __trap();
+                __nanosleep(64);
+                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(arrived) : "memory");
+            }
+            *flag = 1;
+        } else {
+            *flag = prev == static_cast<unsigned>(p.slices - 1);
+            if (*flag) *arrived = 0;
+        }
     }
     __syncthreads();
     if (!*flag) return;
-    const int64_t row0 = t0 * kTileRows;
-    const int rows = static_cast<int>(min(t1 * kTileRows, a.out) - row0),
-              total = rows * static_cast<int>(a.n);
+    int64_t row0 = t0 * kTileRows, row1 = min(t1 * kTileRows, a.out);
+    if (p.shared_sum) {
+        // This slice's share: rows [row0, row1) cut in p.slices parts.
+        const int64_t rows = row1 - row0, s = blockIdx.y;
+        row1 = row0 + rows * (s + 1) / p.slices;
+        row0 += rows * s / p.slices;
+    }
+    const int rows = static_cast<int>(row1 - row0), total = rows * static_cast<int>(a.n);
     const int threads = static_cast<int>(blockDim.x);
     auto sum = [&](const auto& to) {
         using To = std::decay_t<decltype(to)>;
@@ -434,9 +465,23 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
             sum_outputs<4, 6, To>(p, row0, rows, total, to);
     };
     // A group wholly past the conv's rows sums as a plain one (fewer registers).
-    if constexpr (std::is_same_v<Out, ConvStore>)
-        if (row0 < out.channels) return sum(out);
-    sum(PlainOut{});
+    bool plain = true;
+    if constexpr (std::is_same_v<Out, ConvStore>) plain = row0 >= out.channels;
+    if (!plain) {
+        if constexpr (std::is_same_v<Out, ConvStore>) sum(out);
+    } else {
+        sum(PlainOut{});
+    }
+    if (p.shared_sum) {
+        // The last block to leave sets both counts back to zero (every block has seen them all).
+        if (threadIdx.x == 0) {
+            const unsigned left = atomicAdd(arrived + 1, 1u);
+            if (left == static_cast<unsigned>(p.slices - 1)) {
+                arrived[0] = 0;
+                arrived[1] = 0;
+            }
+        }
+    }
 }
 
 // Calls f(std::integral_constant<int, NT>{}) for nt x tiles of 8 rows (1..4).
@@ -472,5 +517,41 @@ DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks);
 // counters sum_slices needs for one call (a ring of counters per device; the last block of a
 // group sets its counter back to zero).
 void plan_slice_sums(CudaOps& ops, DecodeParams& p);
+// For a launch of one wave (every block running at once, launch_wave): whether a group's slices
+// share its sum (p.shared_sum: from CudaOps::shared_sum_outputs outputs a group). Other launches
+// (the staged kernel's grid is sized by shared memory alone, the small-output matmul's by its
+// shape) leave it off: their slices must not wait for each other.
+void share_sums_in_one_wave(const CudaOps& ops, DecodeParams& p);
+
+// Blocks of `kernel` (`threads` a block) one SM holds with `smem` bytes each, per device (asked
+// once; `cached` is the kernel's own). 0 when none fits.
+template <typename K>
+int blocks_per_sm(CudaOps& ops, K* kernel, int threads, size_t smem, std::atomic<int> (&cached)[64]) {
+    std::atomic<int>& c = cached[ops.device() & 63];
+    int n = c.load();
+    if (n == 0) {
+        if (smem > ops.props().sharedMemPerBlockOptin) {
+            n = -1;
+        } else {
+            NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
+            if (n == 0) n = -1;
+        }
+        c.store(n);
+    }
+    return n > 0 ? n : 0;
+}
+
+// Launches `kernel` over one wave of blocks (measured: fewer, fuller blocks for small matrices
+// are slower): blocks_per_sm from the occupancy calculator, so every block runs at once, as a
+// shared sum (sum_slices) needs.
+template <typename K, typename... Args>
+void launch_wave(CudaOps& ops, K* kernel, int threads, const MatmulArgs& pass, size_t smem, int blocks_per_sm,
+                 const Args&... args) {
+    DecodeParams p = plan_decode(ops, pass, ops.props().multiProcessorCount * blocks_per_sm);
+    share_sums_in_one_wave(ops, p);
+    const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
+    NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), kernel, grid, dim3(threads), smem,
+                                       ops.stream(), p, args...));
+}
 
 }  // namespace niwa::kernels::cuda

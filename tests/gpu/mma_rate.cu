@@ -16,10 +16,17 @@
 #include <cstdio>
 
 #include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/wgmma.cuh"
 
 namespace {
 
-using niwa::kernels::cuda::mma_f16;
+using namespace niwa::kernels::cuda;
+
+// x's descriptor: 256 bytes of shared memory (no swizzle, core matrices 128 bytes apart along K),
+// whatever they hold: only the rate is measured.
+__device__ __forceinline__ uint64_t x_desc(const void* p) {
+    return wgmma_desc(p, 128, 256);
+}
 
 constexpr int kIters = 4096;
 
@@ -29,42 +36,7 @@ __device__ __forceinline__ uint32_t lop(uint32_t w, uint32_t m, uint32_t o) {
     return r;
 }
 
-// The sm_90a warpgroup mma with its A operand (64 x 16 weights, a warp's 16 rows) in registers and
-// B (x: 16 x 8) read from shared memory through a descriptor: no load instruction per mma. Only
-// its rate is measured here: B's descriptor points at 256 bytes of shared memory (no swizzle,
-// core matrices 128 bytes apart), whatever they hold.
-__device__ __forceinline__ void wgmma_fence() {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void wgmma_commit_and_wait() {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void wgmma(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                      uint64_t desc) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile(
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, 1, 1, 1, 0;\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc)
-        : "memory");
-#else
-    (void)c, (void)a0, (void)a1, (void)a2, (void)a3, (void)desc;
-#endif
-}
-
-__device__ __forceinline__ uint64_t smem_desc(const void* p) {
-    const auto addr = static_cast<uint64_t>(static_cast<uint32_t>(__cvta_generic_to_shared(p)));
-    return ((addr & 0x3FFFF) >> 4) | (uint64_t{128 >> 4} << 16) | (uint64_t{256 >> 4} << 32);
-}
-
-enum Mode { kBare, kDecode, kDecodeNoLoad, kWgmmaDecode };
+enum Mode { kBare, kDecode, kDecodeNoLoad, kWgmmaDecode, kWgmmaPipe };
 
 template <int C, Mode M>
 __global__ void rate_kernel(float* out, uint32_t seed) {
@@ -79,11 +51,31 @@ __global__ void rate_kernel(float* out, uint32_t seed) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
     const int lane = threadIdx.x & 31;
-    const uint64_t desc = smem_desc(xs);
+    const uint64_t desc = x_desc(xs);
     for (int i = 0; i < kIters; ++i) {
         // One shift a word per iteration (the kernels shift a word once for its pairs 5-7).
         const uint32_t sa = wa >> 10, sb = wb >> 10;
-        if constexpr (M == kWgmmaDecode) {
+        if constexpr (M == kWgmmaPipe) {
+            // As kWgmmaDecode, but two fragment sets in turn: the next iteration decodes into the
+            // other set while this one's group is still in flight (at most one group waited on).
+            uint32_t f[2][C][4];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                for (int k = 0; k < C; ++k) {
+                    const uint32_t a = (k + h) & 1 ? sa : wa, b = (k + h) & 1 ? sb : wb;
+                    f[h][k][0] = lop(a, m[k & 3], o);
+                    f[h][k][1] = lop(b, m[k & 3], o);
+                    f[h][k][2] = lop(a, m[(k + 1) & 3], o);
+                    f[h][k][3] = lop(b, m[(k + 1) & 3], o);
+                }
+                wgmma_fence();
+#pragma unroll
+                for (int k = 0; k < C; ++k) wgmma_f16<8, true>(c[k], f[h][k], desc);
+                wgmma_commit();
+                wgmma_wait<1>();
+            }
+        } else if constexpr (M == kWgmmaDecode) {
             // C A fragments decoded, one fence, C warpgroup mma in flight on their own
             // accumulators, then waited for (their A registers are read asynchronously until then;
             // a fence between a register's write and the mma reading it, so one for all of them).
@@ -98,8 +90,9 @@ __global__ void rate_kernel(float* out, uint32_t seed) {
             }
             wgmma_fence();
 #pragma unroll
-            for (int k = 0; k < C; ++k) wgmma(c[k], f[k][0], f[k][1], f[k][2], f[k][3], desc);
-            wgmma_commit_and_wait();
+            for (int k = 0; k < C; ++k) wgmma_f16<8, true>(c[k], f[k], desc);
+            wgmma_commit();
+            wgmma_wait<0>();
         } else {
 #pragma unroll
             for (int k = 0; k < C; ++k) {
@@ -116,13 +109,174 @@ __global__ void rate_kernel(float* out, uint32_t seed) {
         wa = wa * 1664525u + 1013904223u;
         wb = wb * 22695477u + 1u;
     }
+    if constexpr (M == kWgmmaPipe) wgmma_wait<0>();  // the last group, before c is read
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < C; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
     if (s == 1.2345f) out[threadIdx.x] = s;  // never: keeps the chains live
 }
 
-const char* const kModeNames[] = {"mma", "decode", "decode_no_load", "wgmma_decode"};
+// One accumulator chain of N columns a warpgroup: each half-iteration decodes G fragments into its
+// own set, fences, issues G mma into the chain and commits them, then waits for the group before
+// (so a set is rewritten only after the mma reading it finished). Counts one per warp per mma.
+template <int G, int N>
+__global__ void chain_kernel(float* out, uint32_t seed) {
+    __shared__ __align__(128) uint2 xs[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) xs[i] = make_uint2(seed * i, seed ^ i);
+    __syncthreads();
+    float d[N / 2] = {};
+    uint32_t wa = seed + threadIdx.x, wb = seed * 3 + threadIdx.x, o = 0x64006400u;
+    uint32_t m[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
+    const uint64_t desc = x_desc(xs);
+    for (int i = 0; i < kIters; ++i) {
+        const uint32_t sa = wa >> 10, sb = wb >> 10;
+        uint32_t f[2][G][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll
+            for (int k = 0; k < G; ++k) {
+                const uint32_t a = (k + h) & 1 ? sa : wa, b = (k + h) & 1 ? sb : wb;
+                f[h][k][0] = lop(a, m[k & 3], o);
+                f[h][k][1] = lop(b, m[k & 3], o);
+                f[h][k][2] = lop(a, m[(k + 1) & 3], o);
+                f[h][k][3] = lop(b, m[(k + 1) & 3], o);
+            }
+            wgmma_fence();
+#pragma unroll
+            for (int k = 0; k < G; ++k) wgmma_f16<N, true>(d, f[h][k], desc + 2 * k);
+            wgmma_commit();
+            wgmma_wait<1>();
+        }
+        wa = wa * 1664525u + 1013904223u;
+        wb = wb * 22695477u + 1u;
+    }
+    wgmma_wait<0>();
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N / 2; ++k) s += d[k];
+    if (s == 1.2345f) out[threadIdx.x] = s;
+}
+
+template <int G, int N>
+void run_chain(int sms, int warps_per_sm, float* out) {
+    const int block_warps = warps_per_sm < 8 ? warps_per_sm : 8;
+    const int blocks = sms * (warps_per_sm / block_warps);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    chain_kernel<G, N><<<blocks, block_warps * 32>>>(out, 1);
+    cudaEventRecord(a);
+    chain_kernel<G, N><<<blocks, block_warps * 32>>>(out, 2);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, a, b);
+    const double per_sm = static_cast<double>(warps_per_sm) * kIters * 2 * G / (ms * 1e3);
+    std::printf(
+        "{\"kernel\": \"wgmma_chain_n%d\", \"warps_per_sm\": %d, \"group\": %d, \"mma_per_us_per_sm\": "
+        "%.1f}\n",
+        N, warps_per_sm, G, per_sm);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+}
+
+template <int N>
+void sweep_chain(int sms, float* out) {
+    for (const int w : {4, 8, 16, 32}) {
+        run_chain<2, N>(sms, w, out);
+        run_chain<4, N>(sms, w, out);
+        run_chain<8, N>(sms, w, out);
+    }
+}
+
+// The wgmma decode kernel's arithmetic alone (matmul_decode_wgmma.cu): a tile's 8 quant blocks,
+// each 8 wgmma chained into its own accumulators (the first overwriting them), two accumulator
+// and fragment sets in turn; after a block's group is committed the block before it is waited for
+// and its sums applied (scale and bias), and the pipeline drains at the tile's end. Counts one
+// per warp per wgmma.
+template <int N>
+__global__ void blocks_kernel(float* out, uint32_t seed) {
+    __shared__ __align__(128) uint2 xs[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) xs[i] = make_uint2(seed * i, seed ^ i);
+    __syncthreads();
+    float acc[N / 2] = {};
+    uint32_t wa = seed + threadIdx.x, wb = seed * 3 + threadIdx.x, o = 0x64006400u;
+    uint32_t m[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
+    const uint64_t desc = x_desc(xs);
+    for (int i = 0; i < kIters / 8; ++i) {
+        float d[2][N / 2];
+        uint32_t f[2][8][4];
+        float sc = 0.0f;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+            const uint32_t sa = wa >> 10, sb = wb >> 10;
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                const uint32_t a = k & 1 ? sa : wa, b = k & 1 ? sb : wb;
+                f[q & 1][k][0] = lop(a, m[k & 3], o);
+                f[q & 1][k][1] = lop(b, m[k & 3], o);
+                f[q & 1][k][2] = lop(a, m[(k + 1) & 3], o);
+                f[q & 1][k][3] = lop(b, m[(k + 1) & 3], o);
+            }
+            wgmma_fence_operands(d[q & 1]);
+            wgmma_fence();
+            wgmma_f16<N, false>(d[q & 1], f[q & 1][0], desc);
+#pragma unroll
+            for (int k = 1; k < 8; ++k) wgmma_f16<N, true>(d[q & 1], f[q & 1][k], desc + 2 * k);
+            wgmma_commit();
+            wgmma_fence_operands(d[q & 1]);
+            if (q > 0) {
+                wgmma_wait<1>();
+                wgmma_fence_operands(d[(q - 1) & 1]);
+#pragma unroll
+                for (int k = 0; k < N / 2; ++k) acc[k] += sc * (d[(q - 1) & 1][k] - 0.5f);
+            }
+            sc = __uint_as_float((wa & 0x007FFFFFu) | 0x3F800000u);
+            wa = wa * 1664525u + 1013904223u;
+            wb = wb * 22695477u + 1u;
+        }
+        wgmma_wait<0>();
+        wgmma_fence_operands(d[1]);
+#pragma unroll
+        for (int k = 0; k < N / 2; ++k) acc[k] += sc * (d[1][k] - 0.5f);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N / 2; ++k) s += acc[k];
+    if (s == 1.2345f) out[threadIdx.x] = s;
+}
+
+template <int N>
+void run_blocks(int sms, int warps_per_sm, float* out) {
+    const int block_warps = warps_per_sm < 8 ? warps_per_sm : 8;
+    const int blocks = sms * (warps_per_sm / block_warps);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    blocks_kernel<N><<<blocks, block_warps * 32>>>(out, 1);
+    cudaEventRecord(a);
+    blocks_kernel<N><<<blocks, block_warps * 32>>>(out, 2);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, a, b);
+    const double per_sm = static_cast<double>(warps_per_sm) * (kIters / 8) * 64 / (ms * 1e3);
+    std::printf("{\"kernel\": \"wgmma_blocks_n%d\", \"warps_per_sm\": %d, \"mma_per_us_per_sm\": %.1f}\n", N,
+                warps_per_sm, per_sm);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+}
+
+template <int N>
+void sweep_blocks(int sms, float* out) {
+    for (const int w : {4, 8, 16}) run_blocks<N>(sms, w, out);
+}
+
+const char* const kModeNames[] = {"mma", "decode", "decode_no_load", "wgmma_decode", "wgmma_pipe"};
 
 template <int C, Mode M>
 void run(int sms, int warps_per_sm, float* out) {
@@ -139,7 +293,8 @@ void run(int sms, int warps_per_sm, float* out) {
     cudaEventSynchronize(b);
     float ms = 0.0f;
     cudaEventElapsedTime(&ms, a, b);
-    const double per_sm = static_cast<double>(warps_per_sm) * kIters * C / (ms * 1e3);
+    const double per_sm =
+        static_cast<double>(warps_per_sm) * kIters * C * (M == kWgmmaPipe ? 2 : 1) / (ms * 1e3);
     std::printf("{\"kernel\": \"%s\", \"warps_per_sm\": %d, \"chains\": %d, \"mma_per_us_per_sm\": %.1f}\n",
                 kModeNames[M], warps_per_sm, C, per_sm);
     cudaEventDestroy(a);
@@ -166,7 +321,15 @@ int main() {
     sweep<kBare>(prop.multiProcessorCount, out);
     sweep<kDecode>(prop.multiProcessorCount, out);
     sweep<kDecodeNoLoad>(prop.multiProcessorCount, out);
-    if (prop.major == 9) sweep<kWgmmaDecode>(prop.multiProcessorCount, out);  // built for sm_90a
+    if (prop.major == 9) {  // built for sm_90a
+        sweep<kWgmmaDecode>(prop.multiProcessorCount, out);
+        sweep<kWgmmaPipe>(prop.multiProcessorCount, out);
+        sweep_chain<8>(prop.multiProcessorCount, out);
+        sweep_chain<16>(prop.multiProcessorCount, out);
+        sweep_chain<32>(prop.multiProcessorCount, out);
+        sweep_blocks<8>(prop.multiProcessorCount, out);
+        sweep_blocks<24>(prop.multiProcessorCount, out);
+    }
     cudaFree(out);
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) {

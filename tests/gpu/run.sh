@@ -26,7 +26,7 @@ print(sys.argv[2], "decode tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in 
 build() {
   nvidia-smi -L | tee "$out/gpus.txt"
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DNIWA_GUI=OFF -DNIWA_TESTS=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DNIWA_DEPS_DIR="$PWD/.deps" 2>&1 | tee "$out/configure.log"
+    -DCMAKE_CUDA_ARCHITECTURES=90a -DNIWA_DEPS_DIR="$PWD/.deps" 2>&1 | tee "$out/configure.log"
   cmake --build build-gpu --parallel "$(nproc)" 2>&1 | tail -n 40 | tee "$out/build.log"
   build-gpu/engine/niwa-engine devices --json | tee "$out/devices.json"
 }
@@ -42,7 +42,7 @@ test() {
   # the engine, run them through ctest. They fail, never skip, without a GPU.
   stage_qt
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNIWA_GUI=OFF -DNIWA_TESTS=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DNIWA_DEPS_DIR="$PWD/.deps" >"$out/configure-test.log" 2>&1 ||
+    -DCMAKE_CUDA_ARCHITECTURES=90a -DNIWA_DEPS_DIR="$PWD/.deps" >"$out/configure-test.log" 2>&1 ||
     { tail -n 40 "$out/configure-test.log"; return 1; }
   mapfile -t targets < <(find tests -name 'test_cuda_*.cpp' -printf '%f\n' | sed 's/\.cpp$//' | sort)
   cmake --build build-gpu --parallel "$(nproc)" --target niwa-engine "${targets[@]}" >"$out/build-test.log" 2>&1 ||

@@ -351,6 +351,88 @@ private slots:
         cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Auto);
     }
 
+    // The wgmma decode kernel (PQ2_0T of whole runs, on sm_90 GPUs): against the CPU and, bit for
+    // bit, the register kernel on the same weights and x (the same sums in the same order). One to
+    // five x tiles (40 rows: two passes), groups of tiles that are not whole warpgroup quads (333
+    // rows: 21 tiles), one slice and many, padded x and y rows.
+    void wgmmaDecode() {
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        using G = cuda::CudaOps::DecodeGemm;
+        if (cuda.props().major != 9) QSKIP("the wgmma kernel runs on sm_90 GPUs only");
+        QVERIFY2(cuda.has_wgmma_decode(), "an sm_90 GPU but no wgmma kernel: build for 90a");
+        const Case cases[] = {
+            {16, 1024, 1, 0, 0, 0, 0},     {48, 2048, 3, 0, 0, 3, 2},    {333, 3072, 8, 0, 0, 0, 0},
+            {1030, 5120, 9, 0, 0, 0, 0},   {2048, 5120, 24, 0, 0, 0, 1}, {5120, 6144, 1, 0, 0, 0, 0},
+            {4096, 17408, 17, 0, 0, 0, 0}, {640, 3072, 32, 0, 0, 5, 0},  {512, 2048, 40, 0, 0, 0, 0},
+        };
+        for (const Case& c : cases) {
+            std::vector<float> via_registers, via_wgmma;
+            std::mt19937 rng_r(6000), rng_w(6000);
+            cuda.set_decode_gemm(G::Registers);
+            const double err_r = run_case(b, DType::PQ2_0T, c, rng_r, &via_registers);
+            cuda.set_decode_gemm(G::Wgmma);
+            const double err_w = run_case(b, DType::PQ2_0T, c, rng_w, &via_wgmma);
+            const bool same =
+                via_wgmma.size() == via_registers.size() &&
+                std::memcmp(via_wgmma.data(), via_registers.data(), via_wgmma.size() * sizeof(float)) == 0;
+            qInfo("wgmma PQ2_0T %lldx%lld n=%lld: error %.3g (registers %.3g), %s",
+                  static_cast<long long>(c.out), static_cast<long long>(c.in), static_cast<long long>(c.n),
+                  err_w, err_r, same ? "bit for bit the register kernel" : "DIFFERENT");
+            QVERIFY2(err_w <= 3e-2 && err_r <= 3e-2, qPrintable(QString("%1x%2 n=%3: wgmma %4, registers %5")
+                                                                    .arg(c.out)
+                                                                    .arg(c.in)
+                                                                    .arg(c.n)
+                                                                    .arg(err_w)
+                                                                    .arg(err_r)));
+            QVERIFY2(
+                same,
+                qPrintable(QString("the kernels differ by %1").arg(relative_gap(via_wgmma, via_registers))));
+        }
+        cuda.set_decode_gemm(G::Auto);
+    }
+
+    // The cross-slice sum shared by a group's slices (sum_slices, from
+    // CudaOps::shared_sum_outputs outputs a group): bit for bit the sum by the last slice alone,
+    // through every kernel that launches one wave (registers, ring, wgmma; the staged kernel never
+    // shares), and against the CPU. rotatedInputs and convOutputs run again with every sum shared.
+    void sharedSums() {
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        using G = cuda::CudaOps::DecodeGemm;
+        const Case cases[] = {
+            {4096, 17408, 17, 0, 0, 0, 0}, {333, 3072, 8, 0, 0, 0, 0},  {2048, 5120, 24, 0, 0, 0, 1},
+            {5120, 6144, 1, 0, 0, 0, 0},   {640, 3072, 32, 0, 0, 5, 0}, {1030, 5120, 3, 0, 0, 0, 0},
+        };
+        std::vector<G> kernels = {G::Registers, G::Ring, G::Staged};
+        if (cuda.has_wgmma_decode()) kernels.push_back(G::Wgmma);
+        for (const Case& c : cases)
+            for (G k : kernels) {
+                cuda.set_decode_gemm(k);
+                std::vector<float> alone, shared;
+                std::mt19937 rng_a(6100), rng_s(6100);
+                cuda.set_shared_sum_outputs(cuda::CudaOps::kNeverShared);
+                const double err_a = run_case(b, DType::PQ2_0T, c, rng_a, &alone);
+                cuda.set_shared_sum_outputs(1);
+                const double err_s = run_case(b, DType::PQ2_0T, c, rng_s, &shared);
+                const bool same = alone.size() == shared.size() &&
+                                  std::memcmp(alone.data(), shared.data(), alone.size() * sizeof(float)) == 0;
+                qInfo("shared sums %lldx%lld n=%lld kernel %d: error %.3g, alone %.3g, %s",
+                      static_cast<long long>(c.out), static_cast<long long>(c.in),
+                      static_cast<long long>(c.n), static_cast<int>(k), err_s, err_a,
+                      same ? "equal" : "DIFFERENT");
+                QVERIFY2(err_s <= 3e-2 && err_a <= 3e-2, "far from the CPU");
+                QVERIFY2(same, qPrintable(QString("%1x%2 n=%3 kernel %4: shared sums differ by %5")
+                                              .arg(c.out)
+                                              .arg(c.in)
+                                              .arg(c.n)
+                                              .arg(static_cast<int>(k))
+                                              .arg(relative_gap(shared, alone))));
+            }
+        cuda.set_decode_gemm(G::Auto);
+        cuda.set_shared_sum_outputs(4096);
+    }
+
     // rotated_matmul: the CPU stages the input with the ops it is made of and multiplies; the
     // GPU's register kernel builds it as it stages x (matmul_decode.cuh, stage_rotated: up to four
     // rows) from the same arithmetic as the rotate kernels, so it equals, bit for bit, the same
@@ -380,79 +462,86 @@ private slots:
         };
         const char* names[] = {"rotate", "swiglu", "gated norm", "sigmoid gate"};
         int seed = 7000;
-        for (const RCase& c : cases)
-            for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
-                const Case wc{c.out, c.in, c.n, 0, 0, 0, 0};
-                if (!holds(t, wc)) continue;
-                std::mt19937 rng(seed++);
-                const CaseWeight w = case_weight(b, t, wc, rng);
-                const bool sigmoid = c.kind == K::SigmoidGate;
-                const HostTensor x = random_tensor(rng, c.n, c.in, sigmoid ? c.in : c.in + 3);
-                const int64_t heads = c.width ? c.in / c.width : 0;
-                const HostTensor other = sigmoid ? random_tensor(rng, c.n * heads, 2 * c.width, 2 * c.width)
+        for (int64_t shared : {int64_t{4096}, int64_t{1}})  // the sum as planned, then shared
+            for (const RCase& c : cases)
+                for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
+                    cuda.set_shared_sum_outputs(shared);
+                    const Case wc{c.out, c.in, c.n, 0, 0, 0, 0};
+                    if (!holds(t, wc)) continue;
+                    std::mt19937 rng(seed++);
+                    const CaseWeight w = case_weight(b, t, wc, rng);
+                    const bool sigmoid = c.kind == K::SigmoidGate;
+                    const HostTensor x = random_tensor(rng, c.n, c.in, sigmoid ? c.in : c.in + 3);
+                    const int64_t heads = c.width ? c.in / c.width : 0;
+                    const HostTensor other = sigmoid
+                                                 ? random_tensor(rng, c.n * heads, 2 * c.width, 2 * c.width)
                                                  : random_tensor(rng, c.n, c.in, c.in + 5);
-                std::uniform_real_distribution<float> gain(0.5f, 1.5f);
-                std::vector<float> norm_w(static_cast<size_t>(std::max<int64_t>(c.width, 1))), signs;
-                for (float& g : norm_w) g = gain(rng);
-                for (int64_t i = 0; i < c.in; ++i) signs.push_back((rng() & 1) ? 1.0f : -1.0f);
-                const auto view = [&](const Tensor& o) {
-                    return sigmoid ? o.cols_view(c.width, c.width) : o;
-                };
-                RotatedInput in{c.kind,
-                                x.t,
-                                view(other.t),
-                                norm_w.data(),
-                                1e-6f,
-                                c.width,
-                                Rotation{c.block, c.block ? signs.data() : nullptr}};
-                HostTensor staged(c.n, c.in, c.in), want(c.n, c.out, c.out);
-                b.cpu->rotated_matmul(w.host, in, staged.t, want.t);
+                    std::uniform_real_distribution<float> gain(0.5f, 1.5f);
+                    std::vector<float> norm_w(static_cast<size_t>(std::max<int64_t>(c.width, 1))), signs;
+                    for (float& g : norm_w) g = gain(rng);
+                    for (int64_t i = 0; i < c.in; ++i) signs.push_back((rng() & 1) ? 1.0f : -1.0f);
+                    const auto view = [&](const Tensor& o) {
+                        return sigmoid ? o.cols_view(c.width, c.width) : o;
+                    };
+                    RotatedInput in{c.kind,
+                                    x.t,
+                                    view(other.t),
+                                    norm_w.data(),
+                                    1e-6f,
+                                    c.width,
+                                    Rotation{c.block, c.block ? signs.data() : nullptr}};
+                    HostTensor staged(c.n, c.in, c.in), want(c.n, c.out, c.out);
+                    b.cpu->rotated_matmul(w.host, in, staged.t, want.t);
 
-                const DeviceTensor dx(*b.gpu, x), dother(*b.gpu, other);
-                const DeviceBytes dnorm(*b.gpu, norm_w), dsigns(*b.gpu, signs);
-                in.x = dx.t;
-                in.other = view(dother.t);
-                in.w = dnorm.as<float>();
-                in.r.signs = c.block ? dsigns.as<float>() : nullptr;
-                for (G k : {G::Auto, G::Registers, G::Ring}) {
-                    cuda.set_decode_gemm(k);
-                    std::vector<HostTensor> got;  // fused, staged first
-                    bool untouched = false;
-                    for (bool fuse : {true, false}) {
-                        cuda.set_fuse_inputs(fuse);
-                        const DeviceTensor dstaged(*b.gpu, c.n, c.in, c.in),
-                            dy(*b.gpu, c.n, c.out, c.out + 2);
-                        b.gpu->rotated_matmul(w.dev, in, dstaged.t, dy.t);
-                        got.push_back(dy.download());
-                        QVERIFY2(padding_untouched(got.back(), c.out), "wrote past a row of y");
-                        if (fuse) {
-                            const HostTensor s = dstaged.download();
-                            untouched = std::all_of(s.buf.begin(), s.buf.end(),
-                                                    [](float v) { return std::isnan(v); });
+                    const DeviceTensor dx(*b.gpu, x), dother(*b.gpu, other);
+                    const DeviceBytes dnorm(*b.gpu, norm_w), dsigns(*b.gpu, signs);
+                    in.x = dx.t;
+                    in.other = view(dother.t);
+                    in.w = dnorm.as<float>();
+                    in.r.signs = c.block ? dsigns.as<float>() : nullptr;
+                    for (G k : {G::Auto, G::Registers, G::Ring}) {
+                        cuda.set_decode_gemm(k);
+                        std::vector<HostTensor> got;  // fused, staged first
+                        bool untouched = false;
+                        for (bool fuse : {true, false}) {
+                            cuda.set_fuse_inputs(fuse);
+                            const DeviceTensor dstaged(*b.gpu, c.n, c.in, c.in),
+                                dy(*b.gpu, c.n, c.out, c.out + 2);
+                            b.gpu->rotated_matmul(w.dev, in, dstaged.t, dy.t);
+                            got.push_back(dy.download());
+                            QVERIFY2(padding_untouched(got.back(), c.out), "wrote past a row of y");
+                            if (fuse) {
+                                const HostTensor s = dstaged.download();
+                                untouched = std::all_of(s.buf.begin(), s.buf.end(),
+                                                        [](float v) { return std::isnan(v); });
+                            }
                         }
+                        const double err = tensor_error(got[0], want),
+                                     err_staged = tensor_error(got[1], want);
+                        const bool same = std::memcmp(got[0].buf.data(), got[1].buf.data(),
+                                                      got[0].buf.size() * sizeof(float)) == 0;
+                        qInfo(
+                            "%s %s %lldx%lld n=%lld block %d kernel %d: error %.3g, staged first %.3g, %s, "
+                            "%s",
+                            names[static_cast<int>(c.kind)], dtype_name(t), static_cast<long long>(c.out),
+                            static_cast<long long>(c.in), static_cast<long long>(c.n), c.block,
+                            static_cast<int>(k), err, err_staged, same ? "equal" : "different",
+                            untouched ? "fused" : "staged");
+                        QVERIFY2(err <= 3e-2 && err_staged <= 3e-2,
+                                 qPrintable(QString("error %1, staged first %2").arg(err).arg(err_staged)));
+                        if (k == G::Registers) {
+                            QVERIFY2(same, qPrintable(QString("fused and staged first differ by %1")
+                                                          .arg(relative_gap(got[0].buf, got[1].buf))));
+                            QVERIFY2(untouched == c.fusable,
+                                     c.fusable ? "fusable but staged" : "fused where it may not");
+                        }
+                        if (k == G::Ring)
+                            QVERIFY2(!untouched, "fused on the ring kernel, which does not build inputs");
                     }
-                    const double err = tensor_error(got[0], want), err_staged = tensor_error(got[1], want);
-                    const bool same = std::memcmp(got[0].buf.data(), got[1].buf.data(),
-                                                  got[0].buf.size() * sizeof(float)) == 0;
-                    qInfo("%s %s %lldx%lld n=%lld block %d kernel %d: error %.3g, staged first %.3g, %s, %s",
-                          names[static_cast<int>(c.kind)], dtype_name(t), static_cast<long long>(c.out),
-                          static_cast<long long>(c.in), static_cast<long long>(c.n), c.block,
-                          static_cast<int>(k), err, err_staged, same ? "equal" : "different",
-                          untouched ? "fused" : "staged");
-                    QVERIFY2(err <= 3e-2 && err_staged <= 3e-2,
-                             qPrintable(QString("error %1, staged first %2").arg(err).arg(err_staged)));
-                    if (k == G::Registers) {
-                        QVERIFY2(same, qPrintable(QString("fused and staged first differ by %1")
-                                                      .arg(relative_gap(got[0].buf, got[1].buf))));
-                        QVERIFY2(untouched == c.fusable,
-                                 c.fusable ? "fusable but staged" : "fused where it may not");
-                    }
-                    if (k == G::Ring)
-                        QVERIFY2(!untouched, "fused on the ring kernel, which does not build inputs");
                 }
-            }
         cuda.set_decode_gemm(G::Auto);
         cuda.set_fuse_inputs(true);
+        cuda.set_shared_sum_outputs(4096);
     }
 
     // GDN's projection with its conv (matmul_conv1d_silu): at decode steps of 1-4 rows on the
@@ -478,108 +567,115 @@ private slots:
         };
         constexpr int kTaps = cuda::kConvTaps, kExtraSlots = 3;
         int seed = 8100;
-        for (const CCase& c : cases)
-            for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
-                const int n_seqs = static_cast<int>(c.lengths.size());
-                int n = 0;
-                for (int l : c.lengths) n += l;
-                const Case wc{c.out, c.in, n, 0, 0, 0, 0};
-                if (!holds(t, wc)) continue;
-                std::mt19937 rng(seed++);
-                const CaseWeight w = case_weight(b, t, wc, rng);
-                const int n_slots = n_seqs + kExtraSlots;
-                std::vector<int> slot_of(static_cast<size_t>(n_slots));
-                for (int i = 0; i < n_slots; ++i) slot_of[size_t(i)] = i;
-                std::shuffle(slot_of.begin(), slot_of.end(), rng);
-                std::vector<SeqInfo> seqs;
-                for (int s = 0, q = 0; s < n_seqs; q += c.lengths[size_t(s)], ++s) {
-                    SeqInfo si;
-                    si.q_start = q;
-                    si.n_q = c.lengths[size_t(s)];
-                    si.state_slot = slot_of[size_t(s)];
-                    seqs.push_back(si);
-                }
-                StepInfo info;
-                info.seqs = seqs.data();
-                info.host_seqs = seqs.data();
-                info.n_seqs = n_seqs;
-                info.n_tokens = n;
-                const auto conv_w = random_vector(rng, size_t(c.channels) * kTaps);
-                const auto state0 =
-                    random_vector(rng, size_t(n_slots) * (kTaps - 1) * size_t(c.channels), -2.0f, 2.0f);
-                const bool decode = n == n_seqs;
-                const DeviceBytes dseqs(*b.gpu, seqs), dconv_w(*b.gpu, conv_w);
-                StepInfo dinfo = info;
-                dinfo.seqs = dseqs.as<SeqInfo>();
-                for (G k : {G::Auto, G::Registers, G::Ring, G::Staged}) {
-                    cuda.set_decode_gemm(k);
-                    // Where the register kernel runs the conv (decode_kernel's choice at Auto).
-                    const bool registers =
-                        k == G::Registers || (k == G::Auto && n <= (t == DType::PQ2_0T ? 4 : 2));
-                    const bool fusable = decode && n <= 4 && c.in > 1024 && registers;
-                    // Two steps from the same state: the CPU's and, fused then not, the GPU's.
-                    std::vector<float> cpu_state = state0;
-                    std::vector<std::vector<float>> states(2, state0);
-                    double err = 0.0;
-                    bool same = true;
-                    for (int step = 0; step < 2; ++step) {
-                        const HostTensor x = random_tensor(rng, n, c.in, c.in + 3);
-                        HostTensor want_y(n, c.out, c.out), want(n, c.channels, c.channels + 1);
-                        b.cpu->matmul_conv1d_silu(w.host, x.t, want_y.t, conv_w.data(), kTaps,
-                                                  GdnState{cpu_state.data(), nullptr, n_slots}, info, want.t);
-                        const DeviceTensor dx(*b.gpu, x);
-                        std::vector<HostTensor> got, got_y;
-                        for (int fuse = 0; fuse < 2; ++fuse) {
-                            cuda.set_fuse_inputs(fuse == 0);
-                            DeviceBytes dstate(*b.gpu, states[size_t(fuse)]);
-                            const DeviceTensor dy(*b.gpu, n, c.out, c.out + 2),
-                                dconv(*b.gpu, n, c.channels, c.channels + 1);
-                            b.gpu->matmul_conv1d_silu(w.dev, dx.t, dy.t, dconv_w.as<float>(), kTaps,
-                                                      GdnState{dstate.as<float>(), nullptr, n_slots}, dinfo,
-                                                      dconv.t);
-                            got.push_back(dconv.download());
-                            got_y.push_back(dy.download());
-                            QVERIFY2(padding_untouched(got.back(), c.channels) &&
-                                         padding_untouched(got_y.back(), c.out),
-                                     "wrote past a row");
-                            b.gpu->download(states[size_t(fuse)].data(), dstate.p,
-                                            states[size_t(fuse)].size() * sizeof(float));
-                        }
-                        err = std::max({err, tensor_error(got[0], want), tensor_error(got[1], want)});
-                        same = same && std::memcmp(got[0].buf.data(), got[1].buf.data(),
-                                                   got[0].buf.size() * sizeof(float)) == 0;
-                        for (int64_t r = 0; r < n; ++r)  // y past the conv's columns
-                            same =
-                                same && std::memcmp(&got_y[0].at(r, c.channels), &got_y[1].at(r, c.channels),
-                                                    size_t(c.out - c.channels) * sizeof(float)) == 0;
-                        const double e_y = relative_error(
-                            std::vector<double>(&got_y[0].at(0, c.channels), &got_y[0].at(0, c.out)),
-                            std::vector<double>(&want_y.at(0, c.channels), &want_y.at(0, c.out)));
-                        err = std::max(err, e_y);
-                        // Unfused, y's conv columns hold the matmul; fused, they are left as they were.
-                        QVERIFY2(!std::isnan(got_y[1].at(0, 0)), "the unfused path left y's conv columns");
-                        QVERIFY2(std::isnan(got_y[0].at(0, 0)) == fusable,
-                                 fusable ? "not fused where the register kernel runs"
-                                         : "fused where the register kernel does not run");
+        // Each case with the cross-slice sum as planned, then shared by every group's slices.
+        for (int64_t shared : {int64_t{4096}, int64_t{1}})
+            for (const CCase& c : cases)
+                for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
+                    cuda.set_shared_sum_outputs(shared);
+                    const int n_seqs = static_cast<int>(c.lengths.size());
+                    int n = 0;
+                    for (int l : c.lengths) n += l;
+                    const Case wc{c.out, c.in, n, 0, 0, 0, 0};
+                    if (!holds(t, wc)) continue;
+                    std::mt19937 rng(seed++);
+                    const CaseWeight w = case_weight(b, t, wc, rng);
+                    const int n_slots = n_seqs + kExtraSlots;
+                    std::vector<int> slot_of(static_cast<size_t>(n_slots));
+                    for (int i = 0; i < n_slots; ++i) slot_of[size_t(i)] = i;
+                    std::shuffle(slot_of.begin(), slot_of.end(), rng);
+                    std::vector<SeqInfo> seqs;
+                    for (int s = 0, q = 0; s < n_seqs; q += c.lengths[size_t(s)], ++s) {
+                        SeqInfo si;
+                        si.q_start = q;
+                        si.n_q = c.lengths[size_t(s)];
+                        si.state_slot = slot_of[size_t(s)];
+                        seqs.push_back(si);
                     }
-                    same = same && states[0] == states[1];
-                    const double e_state =
-                        relative_error(std::vector<double>(states[0].begin(), states[0].end()),
-                                       std::vector<double>(cpu_state.begin(), cpu_state.end()));
-                    qInfo(
-                        "conv %s %lldx%lld, %lld channels, %d rows (%s), kernel %d, %s: error %.3g, state "
-                        "%.3g, %s",
-                        dtype_name(t), static_cast<long long>(c.out), static_cast<long long>(c.in),
-                        static_cast<long long>(c.channels), n, decode ? "decode" : "prefill",
-                        static_cast<int>(k), fusable ? "fused" : "two ops", err, e_state,
-                        same ? "equal" : "DIFFERENT");
-                    QVERIFY2(err <= 3e-2 && e_state <= 3e-2,
-                             qPrintable(QString("error %1, state %2").arg(err).arg(e_state)));
-                    QVERIFY2(same, "fused and unfused results differ");
+                    StepInfo info;
+                    info.seqs = seqs.data();
+                    info.host_seqs = seqs.data();
+                    info.n_seqs = n_seqs;
+                    info.n_tokens = n;
+                    const auto conv_w = random_vector(rng, size_t(c.channels) * kTaps);
+                    const auto state0 =
+                        random_vector(rng, size_t(n_slots) * (kTaps - 1) * size_t(c.channels), -2.0f, 2.0f);
+                    const bool decode = n == n_seqs;
+                    const DeviceBytes dseqs(*b.gpu, seqs), dconv_w(*b.gpu, conv_w);
+                    StepInfo dinfo = info;
+                    dinfo.seqs = dseqs.as<SeqInfo>();
+                    for (G k : {G::Auto, G::Registers, G::Ring, G::Staged}) {
+                        cuda.set_decode_gemm(k);
+                        // Where the register kernel runs the conv (decode_kernel's choice at Auto).
+                        const bool registers =
+                            k == G::Registers || (k == G::Auto && n <= (t == DType::PQ2_0T ? 4 : 2));
+                        const bool fusable = decode && n <= 4 && c.in > 1024 && registers;
+                        // Two steps from the same state: the CPU's and, fused then not, the GPU's.
+                        std::vector<float> cpu_state = state0;
+                        std::vector<std::vector<float>> states(2, state0);
+                        double err = 0.0;
+                        bool same = true;
+                        for (int step = 0; step < 2; ++step) {
+                            const HostTensor x = random_tensor(rng, n, c.in, c.in + 3);
+                            HostTensor want_y(n, c.out, c.out), want(n, c.channels, c.channels + 1);
+                            b.cpu->matmul_conv1d_silu(w.host, x.t, want_y.t, conv_w.data(), kTaps,
+                                                      GdnState{cpu_state.data(), nullptr, n_slots}, info,
+                                                      want.t);
+                            const DeviceTensor dx(*b.gpu, x);
+                            std::vector<HostTensor> got, got_y;
+                            for (int fuse = 0; fuse < 2; ++fuse) {
+                                cuda.set_fuse_inputs(fuse == 0);
+                                DeviceBytes dstate(*b.gpu, states[size_t(fuse)]);
+                                const DeviceTensor dy(*b.gpu, n, c.out, c.out + 2),
+                                    dconv(*b.gpu, n, c.channels, c.channels + 1);
+                                b.gpu->matmul_conv1d_silu(w.dev, dx.t, dy.t, dconv_w.as<float>(), kTaps,
+                                                          GdnState{dstate.as<float>(), nullptr, n_slots},
+                                                          dinfo, dconv.t);
+                                got.push_back(dconv.download());
+                                got_y.push_back(dy.download());
+                                QVERIFY2(padding_untouched(got.back(), c.channels) &&
+                                             padding_untouched(got_y.back(), c.out),
+                                         "wrote past a row");
+                                b.gpu->download(states[size_t(fuse)].data(), dstate.p,
+                                                states[size_t(fuse)].size() * sizeof(float));
+                            }
+                            err = std::max({err, tensor_error(got[0], want), tensor_error(got[1], want)});
+                            same = same && std::memcmp(got[0].buf.data(), got[1].buf.data(),
+                                                       got[0].buf.size() * sizeof(float)) == 0;
+                            for (int64_t r = 0; r < n; ++r)  // y past the conv's columns
+                                same = same &&
+                                       std::memcmp(&got_y[0].at(r, c.channels), &got_y[1].at(r, c.channels),
+                                                   size_t(c.out - c.channels) * sizeof(float)) == 0;
+                            const double e_y = relative_error(
+                                std::vector<double>(&got_y[0].at(0, c.channels), &got_y[0].at(0, c.out)),
+                                std::vector<double>(&want_y.at(0, c.channels), &want_y.at(0, c.out)));
+                            err = std::max(err, e_y);
+                            // Unfused, y's conv columns hold the matmul; fused, they are left as they were.
+                            QVERIFY2(!std::isnan(got_y[1].at(0, 0)),
+                                     "the unfused path left y's conv columns");
+                            QVERIFY2(std::isnan(got_y[0].at(0, 0)) == fusable,
+                                     fusable ? "not fused where the register kernel runs"
+                                             : "fused where the register kernel does not run");
+                        }
+                        same = same && states[0] == states[1];
+                        const double e_state =
+                            relative_error(std::vector<double>(states[0].begin(), states[0].end()),
+                                           std::vector<double>(cpu_state.begin(), cpu_state.end()));
+                        qInfo(
+                            "conv %s %lldx%lld, %lld channels, %d rows (%s), kernel %d, %s: error %.3g, "
+                            "state "
+                            "%.3g, %s",
+                            dtype_name(t), static_cast<long long>(c.out), static_cast<long long>(c.in),
+                            static_cast<long long>(c.channels), n, decode ? "decode" : "prefill",
+                            static_cast<int>(k), fusable ? "fused" : "two ops", err, e_state,
+                            same ? "equal" : "DIFFERENT");
+                        QVERIFY2(err <= 3e-2 && e_state <= 3e-2,
+                                 qPrintable(QString("error %1, state %2").arg(err).arg(e_state)));
+                        QVERIFY2(same, "fused and unfused results differ");
+                    }
                 }
-            }
         cuda.set_decode_gemm(G::Auto);
         cuda.set_fuse_inputs(true);
+        cuda.set_shared_sum_outputs(4096);
     }
 
     // A staging buffer that is not whole rows, or a sigmoid gate of the wrong shape: a clear

@@ -1,0 +1,238 @@
+// Ternary matmul at decode sizes on the sm_90a warpgroup mma (wgmma), for PQ2_0T matrices (whole
+// runs, whole tiles) and plain x, 1-32 rows of x. The grid, x's values, the quant blocks' code
+// and scale arithmetic, the ring of units and the cross-slice sum are the register and ring
+// kernels' (matmul_decode.cuh, decode_units.cuh); what differs is the mma. There a warp issues
+// an m16n8k16 mma.sync and a shared-memory load of x for every 16 x 16 weights and 8 rows of x;
+// tests/gpu/mma_rate.cu measured that mix at ~440-560 a µs per SM against the ~475 that reading
+// the weight at the copy rate needs, and ~340-380 at three x tiles. Here the four warps of a
+// warpgroup take four tiles (64 rows) of the same slice in lockstep, each decodes its tile's
+// fragments as before, and one wgmma m64nNk16 (N = 8 per x tile, up to 32) multiplies all four
+// by x, read by the tensor cores from shared memory through a descriptor: no load instruction
+// and one mma for all of x's rows.
+//
+// A quant block's 8 k16 steps chain into their own accumulators (the first step overwrites
+// them), which take the block's scale and bias sum as blocks_product does (the same sums in the
+// same order). The wgmma run asynchronously: a block's group is committed, then the block before
+// it is waited for and applied, so the tensor cores always hold the next block while the warps
+// decode. Its fragments and accumulators alternate between two sets (a set is written again only
+// after the group reading it has finished).
+//
+// x is staged as the wgmma's B operand, K-major without swizzle: for each quant block qb, code
+// word half w (the thread's word 2 tig + w) and pair e, a column of 8 NT rows x 16 bytes (row r:
+// the words of positions 4 w + tig, tig = 0..3). A k16 step (pairs E, E + 1 of word w) is then
+// two core matrices 128 NT bytes apart along K, and its x tiles 128 bytes apart along N.
+#include <algorithm>
+#include <atomic>
+
+#include "kernels/cuda/decode_units.cuh"
+#include "kernels/cuda/matmul_decode.cuh"
+#include "kernels/cuda/pdl.cuh"
+#include "kernels/cuda/wgmma.cuh"
+
+namespace niwa::kernels::cuda {
+
+namespace {
+
+constexpr int kWgWarps = 8;  // two warpgroups a block
+constexpr int kWgRing = 4;   // units in a warp's ring: three in flight ahead of the one decoded
+
+// stage_x's layout for the wgmma: word 8 p + e of x row r's quant block qb (p = 4 w + tig).
+template <int NT>
+struct WgmmaX {
+    static constexpr bool kAsyncProxy = true;
+    static constexpr int kRows = 8 * NT;
+    __device__ __forceinline__ static int at(int r, int qb, int word) {
+        const int p = word >> 3, e = word & 7;
+        return (((qb * 2 + (p >> 2)) * 8 + e) * kRows + r) * 4 + (p & 3);
+    }
+    // Byte offset of the column of (qb, w, e).
+    __device__ __forceinline__ static uint32_t column(int qb, int w, int e) {
+        return static_cast<uint32_t>(((qb * 2 + w) * 8 + e) * kRows * 16);
+    }
+};
+
+__host__ __device__ constexpr size_t wg_x_bytes(int nt) {
+    return static_cast<size_t>(kSliceBlocks) * kQuantBlock * 8 * nt * 2;
+}
+__host__ __device__ constexpr size_t wg_bias_bytes(int nt) {
+    return static_cast<size_t>(kSliceBlocks) * 8 * nt * 4;
+}
+__host__ __device__ constexpr size_t wg_smem_bytes(int nt) {
+    return wg_x_bytes(nt) + wg_bias_bytes(nt) + static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes + 16;
+}
+__host__ __device__ constexpr int wg_blocks_per_sm(int nt) {
+    return nt == 1 ? 2 : 1;
+}
+
+// acc += quant block qb's sums (d: its accumulators; d0, d1: its scales of rows g and g + 8) as
+// blocks_product adds them.
+template <int NT>
+__device__ __forceinline__ void apply_block(const float (&d)[4 * NT], float d0, float d1, int qb,
+                                            const float* bias, int tig, float (&acc)[NT][4]) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        const float2 k = *reinterpret_cast<const float2*>(bias + qb * NT * 8 + nt * 8 + 2 * tig);
+        acc[nt][0] += d0 * (d[4 * nt + 0] - k.x);
+        acc[nt][1] += d0 * (d[4 * nt + 1] - k.y);
+        acc[nt][2] += d1 * (d[4 * nt + 2] - k.x);
+        acc[nt][3] += d1 * (d[4 * nt + 3] - k.y);
+    }
+}
+
+// The 8 k16 steps of one quant block (word pair w of the thread, pairs E, E + 1 in order (E, w)
+// = (0, 0), (0, 1), (2, 0), ...: blocks_product's order) decoded into f.
+__device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[8][4]) {
+    auto step = [&](auto e) {
+        constexpr int E = decltype(e)::value;
+        f[E][0] = biased_code_pair<E>(w.wa0);
+        f[E][1] = biased_code_pair<E>(w.wb0);
+        f[E][2] = biased_code_pair<E + 1>(w.wa0);
+        f[E][3] = biased_code_pair<E + 1>(w.wb0);
+        f[E + 1][0] = biased_code_pair<E>(w.wa1);
+        f[E + 1][1] = biased_code_pair<E>(w.wb1);
+        f[E + 1][2] = biased_code_pair<E + 1>(w.wa1);
+        f[E + 1][3] = biased_code_pair<E + 1>(w.wb1);
+    };
+    step(std::integral_constant<int, 0>{});
+    step(std::integral_constant<int, 2>{});
+    step(std::integral_constant<int, 4>{});
+    step(std::integral_constant<int, 6>{});
+}
+
+// Issues quant block qb's 8 wgmma (fragments f, x from the descriptor of x's start) into d and
+// commits them as one group.
+template <int NT>
+__device__ __forceinline__ void issue_block(const uint32_t (&f)[8][4], uint64_t x_desc, int qb,
+                                            float (&d)[4 * NT]) {
+    // Step s = E + w (E even): pairs E and E + 1 of word w. The descriptors are made before the
+    // fence: a register an instruction other than a wgmma defines inside the group serialises it.
+    uint64_t desc[8];
+#pragma unroll
+    for (int s = 0; s < 8; ++s) desc[s] = x_desc + (WgmmaX<NT>::column(qb, s & 1, s & ~1) >> 4);
+    wgmma_fence_operands(d);
+    wgmma_fence();
+    wgmma_f16<8 * NT, false>(d, f[0], desc[0]);
+#pragma unroll
+    for (int s = 1; s < 8; ++s) wgmma_f16<8 * NT, true>(d, f[s], desc[s]);
+    wgmma_commit();
+    wgmma_fence_operands(d);
+}
+
+template <int NT>
+__global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_decode_kernel(DecodeParams p) {
+#ifdef NIWA_WGMMA
+    extern __shared__ __align__(128) uint8_t smem[];
+    uint32_t* xs = reinterpret_cast<uint32_t*>(smem);
+    float* bias = reinterpret_cast<float*>(smem + wg_x_bytes(NT));
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;
+    uint8_t* ring = smem + wg_x_bytes(NT) + wg_bias_bytes(NT) + warp * kWgRing * kRingSlotBytes;
+    const MatmulArgs& a = p.a;
+    const int group = blockIdx.x, slice = blockIdx.y;
+    const int64_t t0 = p.tiles * group / p.groups, t1 = p.tiles * (group + 1) / p.groups;
+    // Warpgroup wg takes the group's tiles four at a time (t0 + 4 (wg + 2 k), + 4), its warp wq the
+    // wq-th; past t1 a warp reads the group's last tile again and stores nothing. Every warp of a
+    // warpgroup runs the same units, as its wgmma need.
+    const int wg = warp >> 2, wq = warp & 3;
+    const int64_t first = t0 + 4 * wg;
+    constexpr int kQuad = 4 * (kWgWarps / 4);
+    const int units = first < t1 ? 2 * static_cast<int>((t1 - first + kQuad - 1) / kQuad) : 0;
+    auto tile_at = [&](int u) { return first + static_cast<int64_t>(kQuad) * (u >> 1) + wq; };
+
+    pdl_release();
+#pragma unroll
+    for (int u = 0; u < kWgRing - 1; ++u) {
+        if (u < units)
+            issue_unit<true>(a, min(tile_at(u), t1 - 1), slice, u & 1, ring + u * kRingSlotBytes, lane);
+        cp_async_commit();
+    }
+    pdl_wait();
+    stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
+
+    const uint64_t x_desc = wgmma_desc(xs, WgmmaX<NT>::kRows * 16, 128);
+    int slot = 0;
+    // The warp's next unit (u: half u % 2 of its tile u / 2) from the ring, the one kWgRing - 1
+    // after it requested.
+    auto next_unit = [&](int u, Unit& cur) {
+        const int ahead = u + kWgRing - 1;
+        if (ahead < units)
+            issue_unit<true>(a, min(tile_at(ahead), t1 - 1), slice, ahead & 1,
+                             ring + (ahead % kWgRing) * kRingSlotBytes, lane);
+        cp_async_commit();
+        cp_async_wait<kWgRing - 1>();
+        __syncwarp();
+        read_unit<true>(ring + slot * kRingSlotBytes, g, tig, cur);
+        __syncwarp();  // every lane has read the slot before it is filled again
+        slot = slot + 1 == kWgRing ? 0 : slot + 1;
+    };
+    // A tile at a time, its 8 blocks in straight-line code with the pipeline drained at its end:
+    // ptxas follows which group holds which registers only there (across the loop's back edge it
+    // serialises every wgmma).
+    for (int u = 0; u < units; u += 2) {
+        float acc[NT][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) acc[nt][i] = 0.0f;
+        float d[2][4 * NT];
+        uint32_t f[2][8][4];
+        float pd0 = 0.0f, pd1 = 0.0f;  // the scales of the block in flight before this one
+        Unit cur;
+#pragma unroll
+        for (int q = 0; q < kSliceBlocks; ++q) {
+            const int j = q % kUnitBlocks;
+            if (j == 0) next_unit(u + q / kUnitBlocks, cur);
+            const BlockWords w = block_words(cur, j);
+            decode_block(w, f[q & 1]);
+            issue_block<NT>(f[q & 1], x_desc, q, d[q & 1]);
+            if (q > 0) {
+                wgmma_wait<1>();  // block q - 1 has finished
+                wgmma_fence_operands(d[(q - 1) & 1]);
+                apply_block<NT>(d[(q - 1) & 1], pd0, pd1, q - 1, bias, tig, acc);
+            }
+            pd0 = w.d0;
+            pd1 = w.d1;
+        }
+        wgmma_wait<0>();
+        wgmma_fence_operands(d[(kSliceBlocks - 1) & 1]);
+        apply_block<NT>(d[(kSliceBlocks - 1) & 1], pd0, pd1, kSliceBlocks - 1, bias, tig, acc);
+        if (tile_at(u) < t1) store_tile<NT>(p, slice, tile_at(u), g, tig, acc);
+    }
+    sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + wg_smem_bytes(NT) - 16));
+#else
+    (void)p;
+    __trap();  // launched only where sm_90a code exists (wgmma_decode_takes)
+#endif
+}
+
+}  // namespace
+
+bool CudaOps::has_wgmma_decode() const {
+#ifdef NIWA_SM90A
+    return props_.major == 9;
+#else
+    return false;
+#endif
+}
+
+bool wgmma_decode_takes(const CudaOps& ops, const MatmulArgs& a) {
+    return ops.has_wgmma_decode() && a.type == DType::PQ2_0T && a.in % (kSliceBlocks * kQuantBlock) == 0 &&
+           a.n >= 1 && wg_smem_bytes(4) <= ops.props().sharedMemPerBlockOptin;
+}
+
+void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
+    require(wgmma_decode_takes(ops, a), "matmul",
+            "the wgmma decode kernel takes PQ2_0T matrices of whole runs on an sm_90 GPU with sm_90a code");
+    for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
+        with_x_tiles(static_cast<int>((pass.n + 7) / 8), [&](auto x_tiles) {
+            constexpr int NT = decltype(x_tiles)::value;
+            auto* kernel = wgmma_decode_kernel<NT>;
+            static std::atomic<uint64_t> configured{0};
+            static std::atomic<int> cached[64] = {};
+            allow_max_smem(ops, kernel, configured);
+            const int n = blocks_per_sm(ops, kernel, kWgWarps * 32, wg_smem_bytes(NT), cached);
+            launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n));
+        });
+    });
+}
+
+}  // namespace niwa::kernels::cuda
