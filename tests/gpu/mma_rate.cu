@@ -7,7 +7,10 @@
 // iteration a shift of each word and its next value) and `decode_no_load` (the same with x in
 // registers, no shared-memory load); on sm_90, also `wgmma_decode` (the warpgroup mma with
 // the decoded fragment as its register operand and x read from shared memory by descriptor; one
-// counts as a warp's m16n8k16). Prints one JSON line per configuration: mma per µs per SM.
+// counts as a warp's m16n8k16), `wgmma_pipe` (the same with two fragment sets in turn),
+// `wgmma_chain_nN` (one accumulator chain of N columns, groups of 2-8) and `wgmma_blocks_nN` (the
+// wgmma decode kernel's structure, matmul_decode_wgmma.cu). Prints one JSON line per
+// configuration: mma per µs per SM.
 // Built and run by tests/gpu/run.sh mma_rate: nvcc -O3 -arch=sm_90a -I. mma_rate.cu (the mma as the
 // kernels issue it, from kernels/cuda/mma.cuh).
 #include <cuda_runtime.h>
@@ -36,158 +39,156 @@ __device__ __forceinline__ uint32_t lop(uint32_t w, uint32_t m, uint32_t o) {
     return r;
 }
 
-enum Mode { kBare, kDecode, kDecodeNoLoad, kWgmmaDecode, kWgmmaPipe };
+// Two code words a thread (rows g and g + 8), new each iteration, and the pair masks as the decode
+// kernels hold them in registers; decode() builds G A fragments from them as the kernels do (one
+// LOP3 a register; odd fragments from the words shifted once, as the kernels' pairs 5-7).
+struct Codes {
+    uint32_t wa, wb, o = 0x64006400u, m[4];
+    __device__ explicit Codes(uint32_t seed) : wa(seed + threadIdx.x), wb(seed * 3 + threadIdx.x) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
+    }
+    __device__ void next() {
+        wa = wa * 1664525u + 1013904223u;
+        wb = wb * 22695477u + 1u;
+    }
+    template <int G>
+    __device__ void decode(int h, uint32_t (&f)[G][4]) const {
+        const uint32_t sa = wa >> 10, sb = wb >> 10;
+#pragma unroll
+        for (int k = 0; k < G; ++k) {
+            const uint32_t a = (k + h) & 1 ? sa : wa, b = (k + h) & 1 ? sb : wb;
+            f[k][0] = lop(a, m[k & 3], o);
+            f[k][1] = lop(b, m[k & 3], o);
+            f[k][2] = lop(a, m[(k + 1) & 3], o);
+            f[k][3] = lop(b, m[(k + 1) & 3], o);
+        }
+    }
+};
+
+// Shared memory for x, filled with whatever: only the rate is measured.
+template <int N>
+__device__ __forceinline__ void fill_x(uint2 (&xs)[N], uint32_t seed) {
+    for (int i = threadIdx.x; i < N; i += blockDim.x) xs[i] = make_uint2(seed * i, seed ^ i);
+    __syncthreads();
+}
+
+enum Mode { kBare, kDecode, kDecodeNoLoad, kWgmmaDecode };
 
 template <int C, Mode M>
 __global__ void rate_kernel(float* out, uint32_t seed) {
     __shared__ __align__(128) uint2 xs[256];
-    xs[threadIdx.x % 256] = make_uint2(seed * threadIdx.x, seed ^ threadIdx.x);
-    __syncthreads();
+    fill_x(xs, seed);
     float c[C][4] = {};
-    // Two code words (rows g and g + 8), new each iteration; pair masks as the decode kernels
-    // hold them in registers.
-    uint32_t wa = seed + threadIdx.x, wb = seed * 3 + threadIdx.x, o = 0x64006400u;
-    uint32_t m[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
+    Codes w(seed);
     const int lane = threadIdx.x & 31;
     const uint64_t desc = x_desc(xs);
     for (int i = 0; i < kIters; ++i) {
-        // One shift a word per iteration (the kernels shift a word once for its pairs 5-7).
-        const uint32_t sa = wa >> 10, sb = wb >> 10;
-        if constexpr (M == kWgmmaPipe) {
-            // As kWgmmaDecode, but two fragment sets in turn: the next iteration decodes into the
-            // other set while this one's group is still in flight (at most one group waited on).
-            uint32_t f[2][C][4];
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-#pragma unroll
-                for (int k = 0; k < C; ++k) {
-                    const uint32_t a = (k + h) & 1 ? sa : wa, b = (k + h) & 1 ? sb : wb;
-                    f[h][k][0] = lop(a, m[k & 3], o);
-                    f[h][k][1] = lop(b, m[k & 3], o);
-                    f[h][k][2] = lop(a, m[(k + 1) & 3], o);
-                    f[h][k][3] = lop(b, m[(k + 1) & 3], o);
-                }
-                wgmma_fence();
-#pragma unroll
-                for (int k = 0; k < C; ++k) wgmma_f16<8, true>(c[k], f[h][k], desc);
-                wgmma_commit();
-                wgmma_wait<1>();
-            }
-        } else if constexpr (M == kWgmmaDecode) {
+        if constexpr (M == kWgmmaDecode) {
             // C A fragments decoded, one fence, C warpgroup mma in flight on their own
             // accumulators, then waited for (their A registers are read asynchronously until then;
             // a fence between a register's write and the mma reading it, so one for all of them).
             uint32_t f[C][4];
-#pragma unroll
-            for (int k = 0; k < C; ++k) {
-                const uint32_t a = k & 1 ? sa : wa, b = k & 1 ? sb : wb;
-                f[k][0] = lop(a, m[k & 3], o);
-                f[k][1] = lop(b, m[k & 3], o);
-                f[k][2] = lop(a, m[(k + 1) & 3], o);
-                f[k][3] = lop(b, m[(k + 1) & 3], o);
-            }
+            w.decode(0, f);
             wgmma_fence();
 #pragma unroll
             for (int k = 0; k < C; ++k) wgmma_f16<8, true>(c[k], f[k], desc);
             wgmma_commit();
             wgmma_wait<0>();
-        } else {
+        } else if constexpr (M != kBare) {
+            // Each mma's fragment decoded just before it, as the decode kernels interleave them.
+            const uint32_t sa = w.wa >> 10, sb = w.wb >> 10;
 #pragma unroll
             for (int k = 0; k < C; ++k) {
-                if constexpr (M != kBare) {
-                    const uint32_t a = k & 1 ? sa : wa, b = k & 1 ? sb : wb;
-                    const uint2 x = M == kDecode ? xs[(i * C + k + lane / 4) & 255] : make_uint2(o, lane);
-                    mma_f16(c[k], lop(a, m[k & 3], o), lop(b, m[k & 3], o), lop(a, m[(k + 1) & 3], o),
-                            lop(b, m[(k + 1) & 3], o), x.x, x.y);
-                } else {
-                    mma_f16(c[k], wa, wa + 1, wb, wb + 1, o, o);
-                }
+                const uint32_t a = k & 1 ? sa : w.wa, b = k & 1 ? sb : w.wb;
+                const uint2 x = M == kDecode ? xs[(i * C + k + lane / 4) & 255] : make_uint2(w.o, lane);
+                mma_f16(c[k], lop(a, w.m[k & 3], w.o), lop(b, w.m[k & 3], w.o), lop(a, w.m[(k + 1) & 3], w.o),
+                        lop(b, w.m[(k + 1) & 3], w.o), x.x, x.y);
             }
+        } else {
+#pragma unroll
+            for (int k = 0; k < C; ++k) mma_f16(c[k], w.wa, w.wa + 1, w.wb, w.wb + 1, w.o, w.o);
         }
-        wa = wa * 1664525u + 1013904223u;
-        wb = wb * 22695477u + 1u;
+        w.next();
     }
-    if constexpr (M == kWgmmaPipe) wgmma_wait<0>();  // the last group, before c is read
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < C; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
     if (s == 1.2345f) out[threadIdx.x] = s;  // never: keeps the chains live
 }
 
-// One accumulator chain of N columns a warpgroup: each half-iteration decodes G fragments into its
-// own set, fences, issues G mma into the chain and commits them, then waits for the group before
-// (so a set is rewritten only after the mma reading it finished). Counts one per warp per mma.
-template <int G, int N>
+// Groups of G wgmma: each half-iteration decodes G fragments into its own set, fences, issues
+// the G mma and commits them, then waits for the group before (so a set is rewritten only after
+// the mma reading it finished). One accumulator chain of N columns (wgmma_chain_nN), or with
+// Split each mma of a group on its own accumulators (wgmma_pipe, N = 8). Counts one per warp per
+// mma.
+template <int G, int N, bool Split>
 __global__ void chain_kernel(float* out, uint32_t seed) {
     __shared__ __align__(128) uint2 xs[1024];
-    for (int i = threadIdx.x; i < 1024; i += blockDim.x) xs[i] = make_uint2(seed * i, seed ^ i);
-    __syncthreads();
-    float d[N / 2] = {};
-    uint32_t wa = seed + threadIdx.x, wb = seed * 3 + threadIdx.x, o = 0x64006400u;
-    uint32_t m[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
+    fill_x(xs, seed);
+    float d[Split ? G : 1][N / 2] = {};
+    Codes w(seed);
     const uint64_t desc = x_desc(xs);
     for (int i = 0; i < kIters; ++i) {
-        const uint32_t sa = wa >> 10, sb = wb >> 10;
         uint32_t f[2][G][4];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-#pragma unroll
-            for (int k = 0; k < G; ++k) {
-                const uint32_t a = (k + h) & 1 ? sa : wa, b = (k + h) & 1 ? sb : wb;
-                f[h][k][0] = lop(a, m[k & 3], o);
-                f[h][k][1] = lop(b, m[k & 3], o);
-                f[h][k][2] = lop(a, m[(k + 1) & 3], o);
-                f[h][k][3] = lop(b, m[(k + 1) & 3], o);
-            }
+            w.decode(h, f[h]);
             wgmma_fence();
 #pragma unroll
-            for (int k = 0; k < G; ++k) wgmma_f16<N, true>(d, f[h][k], desc + 2 * k);
+            for (int k = 0; k < G; ++k) wgmma_f16<N, true>(d[Split ? k : 0], f[h][k], desc + 2 * k);
             wgmma_commit();
             wgmma_wait<1>();
         }
-        wa = wa * 1664525u + 1013904223u;
-        wb = wb * 22695477u + 1u;
+        w.next();
     }
     wgmma_wait<0>();
     float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < N / 2; ++k) s += d[k];
+    for (int j = 0; j < (Split ? G : 1); ++j)
+#pragma unroll
+        for (int k = 0; k < N / 2; ++k) s += d[j][k];
     if (s == 1.2345f) out[threadIdx.x] = s;
 }
 
-template <int G, int N>
-void run_chain(int sms, int warps_per_sm, float* out) {
+// Milliseconds of one launch of kernel(out, 2) over enough blocks of up to 8 warps for
+// warps_per_sm on every SM (one wave), after a first launch that warms it up.
+template <typename K>
+float time_wave(K* kernel, int sms, int warps_per_sm, float* out) {
     const int block_warps = warps_per_sm < 8 ? warps_per_sm : 8;
     const int blocks = sms * (warps_per_sm / block_warps);
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
-    chain_kernel<G, N><<<blocks, block_warps * 32>>>(out, 1);
+    kernel<<<blocks, block_warps * 32>>>(out, 1);
     cudaEventRecord(a);
-    chain_kernel<G, N><<<blocks, block_warps * 32>>>(out, 2);
+    kernel<<<blocks, block_warps * 32>>>(out, 2);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms = 0.0f;
     cudaEventElapsedTime(&ms, a, b);
-    const double per_sm = static_cast<double>(warps_per_sm) * kIters * 2 * G / (ms * 1e3);
-    std::printf(
-        "{\"kernel\": \"wgmma_chain_n%d\", \"warps_per_sm\": %d, \"group\": %d, \"mma_per_us_per_sm\": "
-        "%.1f}\n",
-        N, warps_per_sm, G, per_sm);
     cudaEventDestroy(a);
     cudaEventDestroy(b);
+    return ms;
 }
 
-template <int N>
+template <int G, int N, bool Split = false>
+void run_chain(int sms, int warps_per_sm, float* out) {
+    const float ms = time_wave(chain_kernel<G, N, Split>, sms, warps_per_sm, out);
+    const double per_sm = static_cast<double>(warps_per_sm) * kIters * 2 * G / (ms * 1e3);
+    char name[32] = "wgmma_pipe";
+    if (!Split) std::snprintf(name, sizeof name, "wgmma_chain_n%d", N);
+    std::printf("{\"kernel\": \"%s\", \"warps_per_sm\": %d, \"group\": %d, \"mma_per_us_per_sm\": %.1f}\n",
+                name, warps_per_sm, G, per_sm);
+}
+
+template <int N, bool Split = false>
 void sweep_chain(int sms, float* out) {
     for (const int w : {4, 8, 16, 32}) {
-        run_chain<2, N>(sms, w, out);
-        run_chain<4, N>(sms, w, out);
-        run_chain<8, N>(sms, w, out);
+        if constexpr (Split) run_chain<1, N, Split>(sms, w, out);
+        run_chain<2, N, Split>(sms, w, out);
+        run_chain<4, N, Split>(sms, w, out);
+        run_chain<8, N, Split>(sms, w, out);
     }
 }
 
@@ -199,13 +200,9 @@ void sweep_chain(int sms, float* out) {
 template <int N>
 __global__ void blocks_kernel(float* out, uint32_t seed) {
     __shared__ __align__(128) uint2 xs[1024];
-    for (int i = threadIdx.x; i < 1024; i += blockDim.x) xs[i] = make_uint2(seed * i, seed ^ i);
-    __syncthreads();
+    fill_x(xs, seed);
     float acc[N / 2] = {};
-    uint32_t wa = seed + threadIdx.x, wb = seed * 3 + threadIdx.x, o = 0x64006400u;
-    uint32_t m[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) m[k] = 0x00030003u << (2 * k);
+    Codes w(seed);
     const uint64_t desc = x_desc(xs);
     for (int i = 0; i < kIters / 8; ++i) {
         float d[2][N / 2];
@@ -213,15 +210,7 @@ __global__ void blocks_kernel(float* out, uint32_t seed) {
         float sc = 0.0f;
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
-            const uint32_t sa = wa >> 10, sb = wb >> 10;
-#pragma unroll
-            for (int k = 0; k < 8; ++k) {
-                const uint32_t a = k & 1 ? sa : wa, b = k & 1 ? sb : wb;
-                f[q & 1][k][0] = lop(a, m[k & 3], o);
-                f[q & 1][k][1] = lop(b, m[k & 3], o);
-                f[q & 1][k][2] = lop(a, m[(k + 1) & 3], o);
-                f[q & 1][k][3] = lop(b, m[(k + 1) & 3], o);
-            }
+            w.decode(0, f[q & 1]);
             wgmma_fence_operands(d[q & 1]);
             wgmma_fence();
             wgmma_f16<N, false>(d[q & 1], f[q & 1][0], desc);
@@ -235,9 +224,8 @@ __global__ void blocks_kernel(float* out, uint32_t seed) {
 #pragma unroll
                 for (int k = 0; k < N / 2; ++k) acc[k] += sc * (d[(q - 1) & 1][k] - 0.5f);
             }
-            sc = __uint_as_float((wa & 0x007FFFFFu) | 0x3F800000u);
-            wa = wa * 1664525u + 1013904223u;
-            wb = wb * 22695477u + 1u;
+            sc = __uint_as_float((w.wa & 0x007FFFFFu) | 0x3F800000u);
+            w.next();
         }
         wgmma_wait<0>();
         wgmma_fence_operands(d[1]);
@@ -252,23 +240,10 @@ __global__ void blocks_kernel(float* out, uint32_t seed) {
 
 template <int N>
 void run_blocks(int sms, int warps_per_sm, float* out) {
-    const int block_warps = warps_per_sm < 8 ? warps_per_sm : 8;
-    const int blocks = sms * (warps_per_sm / block_warps);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    blocks_kernel<N><<<blocks, block_warps * 32>>>(out, 1);
-    cudaEventRecord(a);
-    blocks_kernel<N><<<blocks, block_warps * 32>>>(out, 2);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0.0f;
-    cudaEventElapsedTime(&ms, a, b);
+    const float ms = time_wave(blocks_kernel<N>, sms, warps_per_sm, out);
     const double per_sm = static_cast<double>(warps_per_sm) * (kIters / 8) * 64 / (ms * 1e3);
     std::printf("{\"kernel\": \"wgmma_blocks_n%d\", \"warps_per_sm\": %d, \"mma_per_us_per_sm\": %.1f}\n", N,
                 warps_per_sm, per_sm);
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
 }
 
 template <int N>
@@ -276,29 +251,14 @@ void sweep_blocks(int sms, float* out) {
     for (const int w : {4, 8, 16}) run_blocks<N>(sms, w, out);
 }
 
-const char* const kModeNames[] = {"mma", "decode", "decode_no_load", "wgmma_decode", "wgmma_pipe"};
+const char* const kModeNames[] = {"mma", "decode", "decode_no_load", "wgmma_decode"};
 
 template <int C, Mode M>
 void run(int sms, int warps_per_sm, float* out) {
-    // Blocks of up to 8 warps, enough of them for warps_per_sm on every SM (one wave).
-    const int block_warps = warps_per_sm < 8 ? warps_per_sm : 8;
-    const int blocks = sms * (warps_per_sm / block_warps);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    rate_kernel<C, M><<<blocks, block_warps * 32>>>(out, 1);
-    cudaEventRecord(a);
-    rate_kernel<C, M><<<blocks, block_warps * 32>>>(out, 2);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0.0f;
-    cudaEventElapsedTime(&ms, a, b);
-    const double per_sm =
-        static_cast<double>(warps_per_sm) * kIters * C * (M == kWgmmaPipe ? 2 : 1) / (ms * 1e3);
+    const float ms = time_wave(rate_kernel<C, M>, sms, warps_per_sm, out);
+    const double per_sm = static_cast<double>(warps_per_sm) * kIters * C / (ms * 1e3);
     std::printf("{\"kernel\": \"%s\", \"warps_per_sm\": %d, \"chains\": %d, \"mma_per_us_per_sm\": %.1f}\n",
                 kModeNames[M], warps_per_sm, C, per_sm);
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
 }
 
 template <Mode M>
@@ -323,7 +283,7 @@ int main() {
     sweep<kDecodeNoLoad>(prop.multiProcessorCount, out);
     if (prop.major == 9) {  // built for sm_90a
         sweep<kWgmmaDecode>(prop.multiProcessorCount, out);
-        sweep<kWgmmaPipe>(prop.multiProcessorCount, out);
+        sweep_chain<8, true>(prop.multiProcessorCount, out);
         sweep_chain<8>(prop.multiProcessorCount, out);
         sweep_chain<16>(prop.multiProcessorCount, out);
         sweep_chain<32>(prop.multiProcessorCount, out);

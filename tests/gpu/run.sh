@@ -119,6 +119,7 @@ trace() {
 patterns() {
   # The decode matmuls' weight reads by access pattern alone, no arithmetic (read_pattern.cu):
   # the copy bound, the split kernel's units, and the same units stored tile by tile.
+  mkdir -p build-gpu
   nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/read_pattern.cu -o build-gpu/read_pattern
   build-gpu/read_pattern | tee "$out/read-pattern.jsonl"
 }
@@ -126,6 +127,7 @@ patterns() {
 mma_rate() {
   # The tensor-core rate the decode matmuls' arithmetic can reach on an SM, by warps and
   # accumulator chains, bare and fed as the decode kernels feed it (mma_rate.cu).
+  mkdir -p build-gpu
   nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/mma_rate.cu -o build-gpu/mma_rate
   build-gpu/mma_rate | tee "$out/mma-rate.jsonl"
 }
