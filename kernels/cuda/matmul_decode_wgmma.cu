@@ -4,11 +4,13 @@
 // kernels' (matmul_decode.cuh, decode_units.cuh); what differs is the mma. There a warp issues
 // an m16n8k16 mma.sync and a shared-memory load of x for every 16 x 16 weights and 8 rows of x;
 // tests/gpu/mma_rate.cu measured that mix at ~440-560 a µs per SM against the ~475 that reading
-// the weight at the copy rate needs, and ~340-380 at three x tiles. Here the four warps of a
-// warpgroup take four tiles (64 rows) of the same slice in lockstep, each decodes its tile's
-// fragments as before, and one wgmma m64nNk16 (N = 8 per x tile, up to 32) multiplies all four
-// by x, read by the tensor cores from shared memory through a descriptor: no load instruction
-// and one mma for all of x's rows.
+// the weight at the copy rate needs, and at three x tiles it takes three of each. Here the four
+// warps of a warpgroup take four tiles (64 rows) of the same slice in lockstep, each decodes its
+// tile's fragments as before, and one wgmma m64nNk16 (N = 8 per x tile, up to 32) multiplies all
+// four by x, read by the tensor cores from shared memory through a descriptor: no load
+// instruction and one mma for all of x's rows (~390-415 a µs per SM at three x tiles, ~530 at
+// one: no faster than mma.sync there, so Auto runs it from 17 rows; docs/BENCHMARKS.md, sixteenth
+// pass).
 //
 // A quant block's 8 k16 steps chain into their own accumulators (the first step overwrites
 // them), which take the block's scale and bias sum as blocks_product does (the same sums in the
