@@ -431,10 +431,11 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
         asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(prev) : "l"(arrived) : "memory");
         if (p.shared_sum) {
             // Bounded: a group whose slices cannot all run (never, in one wave) fails the launch
-            // after about a second instead of hanging the GPU.
+            // after 2^20 polls (each a sleep and a round trip to the L2, ~0.5-2 µs: about a
+            // second) instead of hanging the GPU.
             unsigned now = prev + 1, spins = 0;
             while (now < static_cast<unsigned>(p.slices)) {
-                if (++spins > (1u << 24)) __trap();
+                if (++spins > (1u << 20)) __trap();
                 __nanosleep(64);
                 asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(arrived) : "memory");
             }
