@@ -55,7 +55,7 @@ public:
     // shared memory; where the device holds it, else the register kernel) or the staged kernel
     // (matmul_decode.cu), or on an sm_90 GPU the wgmma kernel (matmul_decode_wgmma.cu: PQ2_0T
     // of whole runs, where sm_90a code was built; elsewhere Auto's pick stands in). Auto picks per
-    // shape and row count as measured fastest on the H200 (chosen_decode_kernel in matmul.cu,
+    // shape and row count as measured fastest on the H200 (decode_kernel in matmul.cu,
     // docs/BENCHMARKS.md); the others force one, for tests and measurements
     // (NIWA_DECODE_GEMM=registers|ring|staged|wgmma).
     enum class DecodeGemm { Auto, Registers, Ring, Staged, Wgmma };

@@ -280,14 +280,18 @@ void check_alignment(const Weight& w) {
 //   ring 547.2 — tenth pass);
 // - the output head (>= 128 MiB) and rows of 16K inputs or more (the FFN's down): the ring;
 // - 20 MiB or more (GDN's qkv+z, the FFN's gate+up) up to 16 rows: the ring;
-// - the rest (smaller matrices, and the large ones at 17-32 rows): the staged kernel.
+// - on an sm_90 GPU, 17-32 rows and 4 MiB or more: the wgmma kernel (at 24 rows, alone: the
+//   FFN's gate+up 43.0 µs against 63.1, the head 245 against 275; batch-24 steps +15 %; at 8 rows
+//   and below it is the slower, and so is the k+v matrix: sixteenth pass);
+// - the rest (smaller matrices, and the large ones at 17-32 rows elsewhere): the staged kernel.
 // Against the staged kernel at 3-32 rows: batch 4 +5.3 %, 8 +2.9 %, 16 +1.6 %, 24 and 32 the
 // same. The ring falls back to the register kernel where the device cannot hold it
 // (sm_120).
-CudaOps::DecodeGemm decode_kernel(const MatmulArgs& a) {
+CudaOps::DecodeGemm decode_kernel(const CudaOps& ops, const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
     const size_t bytes = static_cast<size_t>(a.out) * a.stride;
     if (a.n <= (a.type == DType::PQ2_0T ? 4 : 2)) return G::Registers;
+    if (a.n > 16 && bytes >= (size_t(4) << 20) && wgmma_decode_takes(ops, a)) return G::Wgmma;
     if (bytes >= (size_t(128) << 20) || a.in >= 16384) return G::Ring;
     if (bytes >= (size_t(20) << 20) && a.n <= 16) return G::Ring;
     return G::Staged;
@@ -308,19 +312,14 @@ MatmulArgs matmul_args(const Weight& w, const Tensor& x, const Tensor& y) {
     return a;
 }
 
-// The decode kernel a's matmul runs on: the one forced (the wgmma kernel where it takes a, else
-// decode_kernel's pick), else on an sm_90 GPU the wgmma kernel from 17 rows for matrices of 4 MiB
-// or more (at 24 rows, alone: the FFN's gate+up 43.0 µs against 63.1, the head 245 against
-// 275; batch-24 steps +15 %; at 8 rows and below it is the slower, and so is the k+v matrix:
-// docs/BENCHMARKS.md, sixteenth pass), else decode_kernel's pick.
+// The decode kernel a's matmul runs on: the one forced (the wgmma kernel only where it takes a),
+// else decode_kernel's pick.
 CudaOps::DecodeGemm chosen_decode_kernel(const CudaOps& ops, const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
     const G forced = ops.decode_gemm();
-    if (forced == G::Wgmma) return wgmma_decode_takes(ops, a) ? G::Wgmma : decode_kernel(a);
-    if (forced != G::Auto) return forced;
-    const size_t bytes = static_cast<size_t>(a.out) * a.stride;
-    if (a.n > 16 && bytes >= (size_t(4) << 20) && wgmma_decode_takes(ops, a)) return G::Wgmma;
-    return decode_kernel(a);
+    if (forced == G::Auto || (forced == G::Wgmma && !wgmma_decode_takes(ops, a)))
+        return decode_kernel(ops, a);
+    return forced;
 }
 
 // A decode matmul (PQ2_0S or PQ2_0T, at most kDecodeMaxRows rows, Precision::Mixed) on its kernel.

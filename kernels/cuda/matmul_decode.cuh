@@ -465,11 +465,12 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
         else
             sum_outputs<4, 6, To>(p, row0, rows, total, to);
     };
-    // A group wholly past the conv's rows sums as a plain one (fewer registers).
-    bool plain = true;
-    if constexpr (std::is_same_v<Out, ConvStore>) plain = row0 >= out.channels;
-    if (!plain) {
-        if constexpr (std::is_same_v<Out, ConvStore>) sum(out);
+    // A group (or share) wholly past the conv's rows sums as a plain one (fewer registers).
+    if constexpr (std::is_same_v<Out, ConvStore>) {
+        if (row0 < out.channels)
+            sum(out);
+        else
+            sum(PlainOut{});
     } else {
         sum(PlainOut{});
     }
