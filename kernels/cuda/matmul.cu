@@ -280,10 +280,11 @@ void check_alignment(const Weight& w) {
 //   ring 547.2 — tenth pass);
 // - the output head (>= 128 MiB) and rows of 16K inputs or more (the FFN's down): the ring;
 // - 20 MiB or more (GDN's qkv+z, the FFN's gate+up) up to 16 rows: the ring;
-// - on an sm_90 GPU, 17-32 rows and 4 MiB or more: the wgmma kernel (at 24 rows, alone: the
+// - on an sm_90 GPU, 9-32 rows and 4 MiB or more: the wgmma kernel (at 24 rows, alone: the
 //   FFN's gate+up 43.0 µs against 63.1, the head 245 against 275; batch-24 steps +15 %; at 8 rows
-//   and below it is the slower, and so is the k+v matrix: sixteenth pass);
-// - the rest (smaller matrices, and the large ones at 17-32 rows elsewhere): the staged kernel.
+//   and below it is the slower, and so is the k+v matrix: sixteenth pass; forced at 9-16 rows,
+//   batch 10 +11 %, 12 +4.5 %, 16 +3.3 %: seventeenth pass);
+// - the rest (smaller matrices, and the large ones at 17-32 rows without wgmma): the staged kernel.
 // Against the staged kernel at 3-32 rows: batch 4 +5.3 %, 8 +2.9 %, 16 +1.6 %, 24 and 32 the
 // same. The ring falls back to the register kernel where the device cannot hold it
 // (sm_120).
@@ -291,7 +292,7 @@ CudaOps::DecodeGemm decode_kernel(const CudaOps& ops, const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
     const size_t bytes = static_cast<size_t>(a.out) * a.stride;
     if (a.n <= (a.type == DType::PQ2_0T ? 4 : 2)) return G::Registers;
-    if (a.n > 16 && bytes >= (size_t(4) << 20) && wgmma_decode_takes(ops, a)) return G::Wgmma;
+    if (a.n > 8 && bytes >= (size_t(4) << 20) && wgmma_decode_takes(ops, a)) return G::Wgmma;
     if (bytes >= (size_t(128) << 20) || a.in >= 16384) return G::Ring;
     if (bytes >= (size_t(20) << 20) && a.n <= 16) return G::Ring;
     return G::Staged;
