@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [bench] [decode_kernels] [ab] [trace] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -130,6 +130,30 @@ mma_rate() {
   mkdir -p build-gpu
   nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/mma_rate.cu -o build-gpu/mma_rate
   build-gpu/mma_rate | tee "$out/mma-rate.jsonl"
+}
+
+sanitize() {
+  # Issue #6 asks for the GPU suite clean under compute-sanitizer: every gpu-labelled test binary
+  # (NIWA_SANITIZE_TESTS, default all) under each tool (NIWA_SANITIZE_TOOLS, default memcheck and
+  # racecheck; racecheck only on niwa's kernels, not cuBLAS's or NCCL's). One line a run; each
+  # run's log in $out/sanitize-TOOL-TEST.log. Fails if any run reports an error or fails. Needs
+  # `test` first (the binaries). A run is cut at NIWA_SANITIZE_TIMEOUT seconds (default 500).
+  local tool t bin r bad=0 filter
+  local tests=${NIWA_SANITIZE_TESTS:-$(cd build-gpu && ctest -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort)}
+  for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
+    filter=()
+    [ "$tool" = racecheck ] && filter=(--kernel-regex kns=niwa)
+    for t in $tests; do
+      bin=$(find build-gpu -name "$t" -type f -perm -u+x | head -n 1)
+      [ -n "$bin" ] || { echo "$tool $t: no binary (run.sh test first)"; bad=1; continue; }
+      r=0
+      timeout "${NIWA_SANITIZE_TIMEOUT:-500}" compute-sanitizer --tool "$tool" "${filter[@]}" --error-exitcode 99 \
+        "$bin" >"$out/sanitize-$tool-$t.log" 2>&1 || r=$?
+      echo "$tool $t: exit $r, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitize-$tool-$t.log" | tail -n 1)"
+      [ "$r" -eq 0 ] || bad=1
+    done
+  done
+  return "$bad"
 }
 
 smoke() {
