@@ -148,4 +148,38 @@ __device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, U
     u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
 }
 
+// A warp's ring of K unit slots in shared memory (`slots`), filled by issue_unit: the warp's units
+// u = 0 .. units - 1 (half u % 2 of tile tile_of(u)), K - 1 in flight ahead of the one read, one
+// cp.async group a unit (empty past the last). prime() requests the first K - 1 (weights: they may
+// be requested before the PDL wait); then, for each unit in turn, acquire(u) requests unit
+// u + K - 1, waits for unit u and returns its slot, and release() follows once every lane has
+// read it.
+template <int K, bool Tiled, typename TileOf>
+struct UnitRing {
+    const MatmulArgs& a;
+    TileOf tile_of;
+    uint8_t* slots;
+    int units, slice, lane;
+    int slot = 0;
+
+    __device__ __forceinline__ void request(int u) const {
+        if (u < units) issue_unit<Tiled>(a, tile_of(u), slice, u & 1, slots + (u % K) * kRingSlotBytes, lane);
+        cp_async_commit();
+    }
+    __device__ __forceinline__ void prime() const {
+#pragma unroll
+        for (int u = 0; u < K - 1; ++u) request(u);
+    }
+    __device__ __forceinline__ const uint8_t* acquire(int u) {
+        request(u + K - 1);
+        cp_async_wait<K - 1>();
+        __syncwarp();
+        return slots + slot * kRingSlotBytes;
+    }
+    __device__ __forceinline__ void release() {
+        __syncwarp();  // every lane has read the slot before it is filled again
+        slot = slot + 1 == K ? 0 : slot + 1;
+    }
+};
+
 }  // namespace niwa::kernels::cuda

@@ -138,45 +138,31 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
     extern __shared__ __align__(16) uint8_t smem[];
     const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
     const MatmulArgs& a = p.a;
-    uint8_t* ring = smem + decode_x_bytes(NT) + warp * kRing * kRingSlotBytes;
     // The warp's units: u = 2 k + half of tile t0 + warp + kWarps k.
     const int64_t first = t0 + warp;
     const int units = first < t1 ? 2 * static_cast<int>((t1 - first + kWarps - 1) / kWarps) : 0;
     auto tile_of = [&](int u) { return first + static_cast<int64_t>(kWarps) * (u >> 1); };
+    UnitRing<kRing, Tiled, decltype(tile_of)> ring{
+        a, tile_of, smem + decode_x_bytes(NT) + warp * kRing * kRingSlotBytes, units, slice, lane};
 
     pdl_release();
-#pragma unroll
-    for (int u = 0; u < kRing - 1; ++u) {
-        if (u < units) issue_unit<Tiled>(a, tile_of(u), slice, u & 1, ring + u * kRingSlotBytes, lane);
-        cp_async_commit();
-    }
+    ring.prime();
     pdl_wait();
     stage_x<NT, WordPairs::Adjacent>(a, qb0, nqb, xs, bias);
 
     float acc[NT][4];
     zero(acc);
-    {
-        int slot = 0;
-        for (int u = 0; u < units; ++u) {
-            const int ahead = u + kRing - 1;
-            if (ahead < units)
-                issue_unit<Tiled>(a, tile_of(ahead), slice, ahead & 1,
-                                  ring + (ahead % kRing) * kRingSlotBytes, lane);
-            cp_async_commit();
-            cp_async_wait<kRing - 1>();
-            __syncwarp();
-            Unit cur;
-            read_unit<Tiled>(ring + slot * kRingSlotBytes, g, tig, cur);
-            const int half = u & 1;
-            unit_product<NT>(cur, kUnitBlocks, xw + 64 * kUnitBlocks * half,
-                             bias + kUnitBlocks * half * NT * 8, tig, acc);
-            if (half == 1) {
-                store_tile<NT>(p, slice, tile_of(u), g, tig, acc);
-                zero(acc);
-            }
-            __syncwarp();  // every lane has read the slot before it is filled again
-            slot = slot + 1 == kRing ? 0 : slot + 1;
+    for (int u = 0; u < units; ++u) {
+        Unit cur;
+        read_unit<Tiled>(ring.acquire(u), g, tig, cur);
+        const int half = u & 1;
+        unit_product<NT>(cur, kUnitBlocks, xw + 64 * kUnitBlocks * half, bias + kUnitBlocks * half * NT * 8,
+                         tig, acc);
+        if (half == 1) {
+            store_tile<NT>(p, slice, tile_of(u), g, tig, acc);
+            zero(acc);
         }
+        ring.release();
     }
     cp_async_wait<0>();
     sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + ring_smem_bytes(NT) - 16));

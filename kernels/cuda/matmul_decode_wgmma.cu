@@ -9,8 +9,8 @@
 // tile's fragments as before, and one wgmma m64nNk16 (N = 8 per x tile, up to 32) multiplies all
 // four by x, read by the tensor cores from shared memory through a descriptor: no load
 // instruction and one mma for all of x's rows (~390-415 a µs per SM at three x tiles, ~530 at
-// one: no faster than mma.sync there, so Auto runs it from 17 rows; docs/BENCHMARKS.md, sixteenth
-// pass).
+// one: no faster than mma.sync there, so Auto runs it from 9 rows, two x tiles; docs/BENCHMARKS.md,
+// sixteenth and seventeenth passes).
 //
 // A quant block's 8 k16 steps chain into their own accumulators (the first step overwrites
 // them), which take the block's scale and bias sum as blocks_product does (the same sums in the
@@ -127,7 +127,6 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
     uint32_t* xs = reinterpret_cast<uint32_t*>(smem);
     float* bias = reinterpret_cast<float*>(smem + wg_x_bytes(NT));
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;
-    uint8_t* ring = smem + wg_x_bytes(NT) + wg_bias_bytes(NT) + warp * kWgRing * kRingSlotBytes;
     const MatmulArgs& a = p.a;
     const int group = blockIdx.x, slice = blockIdx.y;
     const int64_t t0 = p.tiles * group / p.groups, t1 = p.tiles * (group + 1) / p.groups;
@@ -139,32 +138,20 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
     constexpr int kQuad = 4 * (kWgWarps / 4);
     const int units = first < t1 ? 2 * static_cast<int>((t1 - first + kQuad - 1) / kQuad) : 0;
     auto tile_at = [&](int u) { return first + static_cast<int64_t>(kQuad) * (u >> 1) + wq; };
+    auto tile_read = [&](int u) { return min(tile_at(u), t1 - 1); };
+    uint8_t* slots = smem + wg_x_bytes(NT) + wg_bias_bytes(NT) + warp * kWgRing * kRingSlotBytes;
+    UnitRing<kWgRing, true, decltype(tile_read)> ring{a, tile_read, slots, units, slice, lane};
 
     pdl_release();
-#pragma unroll
-    for (int u = 0; u < kWgRing - 1; ++u) {
-        if (u < units)
-            issue_unit<true>(a, min(tile_at(u), t1 - 1), slice, u & 1, ring + u * kRingSlotBytes, lane);
-        cp_async_commit();
-    }
+    ring.prime();
     pdl_wait();
     stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
 
     const uint64_t x_desc = wgmma_desc(xs, WgmmaX<NT>::kRows * 16, 128);
-    int slot = 0;
-    // The warp's next unit (u: half u % 2 of its tile u / 2) from the ring, the one kWgRing - 1
-    // after it requested.
+    // The warp's unit u (half u % 2 of its tile u / 2) from the ring.
     auto next_unit = [&](int u, Unit& cur) {
-        const int ahead = u + kWgRing - 1;
-        if (ahead < units)
-            issue_unit<true>(a, min(tile_at(ahead), t1 - 1), slice, ahead & 1,
-                             ring + (ahead % kWgRing) * kRingSlotBytes, lane);
-        cp_async_commit();
-        cp_async_wait<kWgRing - 1>();
-        __syncwarp();
-        read_unit<true>(ring + slot * kRingSlotBytes, g, tig, cur);
-        __syncwarp();  // every lane has read the slot before it is filled again
-        slot = slot + 1 == kWgRing ? 0 : slot + 1;
+        read_unit<true>(ring.acquire(u), g, tig, cur);
+        ring.release();
     };
     // A tile at a time, its 8 blocks in straight-line code with the pipeline drained at its end:
     // ptxas follows which group holds which registers only there (across the loop's back edge it
