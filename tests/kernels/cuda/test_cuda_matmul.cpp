@@ -133,6 +133,11 @@ double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
     return diff / peak;
 }
 
+// Whether two GPU paths wrote the same bits everywhere (the NaN padding included).
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 const DType kTypes[] = {DType::F32,   DType::F16,    DType::BF16,   DType::Q8_0,
                         DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S, DType::PQ2_0T};
 
@@ -302,9 +307,7 @@ private slots:
             // kernel's arithmetic in its order: bit for bit the same.
             cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Ring);
             run_case(b, DType::PQ2_0S, c, rng_g, &via_ring);
-            const bool same =
-                via_ring.size() == via_registers.size() &&
-                std::memcmp(via_ring.data(), via_registers.data(), via_ring.size() * sizeof(float)) == 0;
+            const bool same = same_bits(via_ring, via_registers);
             QVERIFY2(same, qPrintable(QString("%1x%2 n=%3: the ring kernel differs by %4")
                                           .arg(c.out)
                                           .arg(c.in)
@@ -335,8 +338,7 @@ private slots:
                 std::vector<float> tiled;
                 cuda.set_decode_gemm(k);
                 const double err_t = run_case(b, DType::PQ2_0T, c, rng_t, &tiled);
-                const bool equal = tiled.size() == want->size() &&
-                                   std::memcmp(tiled.data(), want->data(), tiled.size() * sizeof(float)) == 0;
+                const bool equal = same_bits(tiled, *want);
                 QVERIFY2(err_t <= 3e-2 && equal,
                          qPrintable(QString("%1x%2 n=%3 PQ2_0T kernel %4: error %5, %6 "
                                             "from PQ2_0S")
@@ -373,9 +375,7 @@ private slots:
             const double err_r = run_case(b, DType::PQ2_0T, c, rng_r, &via_registers);
             cuda.set_decode_gemm(G::Wgmma);
             const double err_w = run_case(b, DType::PQ2_0T, c, rng_w, &via_wgmma);
-            const bool same =
-                via_wgmma.size() == via_registers.size() &&
-                std::memcmp(via_wgmma.data(), via_registers.data(), via_wgmma.size() * sizeof(float)) == 0;
+            const bool same = same_bits(via_wgmma, via_registers);
             qInfo("wgmma PQ2_0T %lldx%lld n=%lld: error %.3g (registers %.3g), %s",
                   static_cast<long long>(c.out), static_cast<long long>(c.in), static_cast<long long>(c.n),
                   err_w, err_r, same ? "bit for bit the register kernel" : "DIFFERENT");
@@ -415,8 +415,7 @@ private slots:
                 const double err_a = run_case(b, DType::PQ2_0T, c, rng_a, &alone);
                 cuda.set_shared_sum_outputs(1);
                 const double err_s = run_case(b, DType::PQ2_0T, c, rng_s, &shared);
-                const bool same = alone.size() == shared.size() &&
-                                  std::memcmp(alone.data(), shared.data(), alone.size() * sizeof(float)) == 0;
+                const bool same = same_bits(alone, shared);
                 qInfo("shared sums %lldx%lld n=%lld kernel %d: error %.3g, alone %.3g, %s",
                       static_cast<long long>(c.out), static_cast<long long>(c.in),
                       static_cast<long long>(c.n), static_cast<int>(k), err_s, err_a,
