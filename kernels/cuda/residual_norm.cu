@@ -151,8 +151,11 @@ __global__ void __launch_bounds__(kThreads) residual_norm_kernel(ResidualArgs a)
 // channels [r width, (r + 1) width)); each adds, squares and writes its own slice (x in place:
 // no block reads another's), the K sums of squares meet through distributed shared memory in
 // rank order (every block gets the same total), and each norms and rotates its slice.
+// Only up to kClusterMaxRows rows: whole 27B decode steps, clusters against one block a row,
+// measured batch 1 +0.9 %, 2 the same, 4 -1.3 %, 24 -1.7 % (docs/BENCHMARKS.md, eighteenth pass).
 constexpr int kClusterThreads = 256;
 constexpr int kMaxCluster = 8;
+constexpr int64_t kClusterMaxRows = 2;
 
 template <int B>
 __global__ void __launch_bounds__(kClusterThreads) residual_norm_cluster_kernel(ResidualArgs a, int width) {
@@ -240,7 +243,7 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
     };
     static const bool clusters = !env_switched_off("NIWA_RESNORM_CLUSTER");
     const int k = r.block != 0 && warp_hadamard_block(r.block) ? cluster_size(x.cols / r.block) : 1;
-    if (k > 1 && clusters && props_.major >= 9) {
+    if (k > 1 && clusters && x.rows <= kClusterMaxRows && props_.major >= 9) {
         const int width = static_cast<int>(x.cols / k);
         const size_t slice_smem = static_cast<size_t>((width + 1) & ~1) * 3 * sizeof(float);
         with_hadamard_block(r.block, [&](auto b) {

@@ -70,7 +70,7 @@ private slots:
         auto signs = random_vector(rng, cols, -1.0f, 1.0f);
         for (float& s : signs) s = s < 0 ? -1.0f : 1.0f;
         const DeviceBytes dw(*b.gpu, w), dsigns(*b.gpu, signs);
-        for (int64_t n : {1, 5, 33})
+        for (int64_t n : {1, 2, 5, 33})  // 1 and 2: the cluster kernel
             for (int block : {0, 8, 128, 256, 512, 1024})
                 for (bool residual : {false, true}) {
                     const HostTensor x = random_tensor(rng, n, cols, cols + 2, -4.0f, 4.0f);
