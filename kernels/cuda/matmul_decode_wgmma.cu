@@ -81,6 +81,7 @@ __device__ __forceinline__ void apply_block(const float (&d)[4 * NT], float d0, 
     }
 }
 
+#ifdef NIWA_WGMMA  // only the sm_90a kernel body calls it (elsewhere nvcc warns it is unused)
 // The 8 k16 steps of one quant block (word pair w of the thread, pairs E, E + 1 in order (E, w)
 // = (0, 0), (0, 1), (2, 0), ...: blocks_product's order) decoded into f.
 __device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[8][4]) {
@@ -100,6 +101,7 @@ __device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[
     step(std::integral_constant<int, 4>{});
     step(std::integral_constant<int, 6>{});
 }
+#endif
 
 // Issues quant block qb's 8 wgmma (fragments f, x from the descriptor of x's start) into d and
 // commits them as one group.
