@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -114,6 +114,24 @@ trace() {
       2>"$out/trace-b$b.log" >"$out/trace-b$b.json"
     python3 tests/gpu/trace_summary.py "/tmp/niwa-trace/b$b.csv" --list "${NIWA_TRACE_LIST:-40}" >"$out/trace-b$b.txt"
   done
+}
+
+stalls() {
+  # Where one decode matmul launch's warps stall: ncu --set full (clocks locked, kernels
+  # serialised, so no PDL overlap) on launch NIWA_STALLS_SKIP (default 2) of the kernels matching
+  # NIWA_STALLS_KERNEL (default wgmma_decode) in whole 27B decode steps of NIWA_STALLS_BATCH rows
+  # (default 24). At 24 rows the wgmma launches of layer 0 are qkv+z, out, gate+up, down, so the
+  # default is gate+up (stalls-details.csv names the launch and its grid). ncu_stalls.py sums
+  # the source page's samples by SASS line and by opcode.
+  local e=build-gpu/engine/niwa-engine b=${NIWA_STALLS_BATCH:-24}
+  model_27b
+  ncu --set full -k "regex:${NIWA_STALLS_KERNEL:-wgmma_decode}" --launch-skip "${NIWA_STALLS_SKIP:-2}" \
+    --launch-count 1 -f -o /tmp/niwa-stalls \
+    $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs "$b" --batch "$b" --prompt 0 --steps 2 --json \
+    >"$out/stalls-bench.json" 2>"$out/stalls-ncu.log" || { tail -n 20 "$out/stalls-ncu.log"; return 1; }
+  ncu -i /tmp/niwa-stalls.ncu-rep --page details --csv >"$out/stalls-details.csv"
+  ncu -i /tmp/niwa-stalls.ncu-rep --page source --csv --print-source sass >/tmp/niwa-stalls-source.csv
+  python3 tests/gpu/ncu_stalls.py /tmp/niwa-stalls-source.csv --top 40 | tee "$out/stalls.txt"
 }
 
 patterns() {
