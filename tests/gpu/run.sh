@@ -153,15 +153,15 @@ mma_rate() {
 sanitize() {
   # Issue #6 asks for the GPU suite clean under compute-sanitizer: every gpu-labelled test binary
   # (NIWA_SANITIZE_TESTS, default all) under each tool (NIWA_SANITIZE_TOOLS, default memcheck and
-  # racecheck), NIWA_SANITIZE_JOBS runs at a time (default 6). Each run's log goes to
-  # $out/sanitize-TOOL-TEST.log, one line a run is printed, in order. Fails if any run reports an
-  # error, fails or is cut at NIWA_SANITIZE_TIMEOUT seconds (default 500). Needs `test` first.
+  # racecheck), NIWA_SANITIZE_JOBS runs at a time (default 6). Each run's log goes to $out
+  # (sanitize_one); one line a run is printed, in order. Fails if any run reports an error,
+  # fails or is cut at NIWA_SANITIZE_TIMEOUT seconds (default 500). Needs `test` first.
   # - memcheck reports every failed CUDA call; test_cuda_memory makes cudaMalloc fail on purpose
   #   (the out-of-memory error it checks), so there API errors are not reported.
   # - racecheck checks niwa's kernels only, not cuBLAS's or NCCL's.
   # - QtTest's 5-minute limit a test function is lifted: under racecheck the gated delta rule's
   #   prefill cases alone take over 2 minutes.
-  local tests tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r
+  local tests tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r log
   tests=${NIWA_SANITIZE_TESTS:-$(cd build-gpu && ctest -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort)}
   for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
     for t in $tests; do
@@ -172,28 +172,34 @@ sanitize() {
   wait
   for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
     for t in $tests; do
-      r=$(cat "$out/sanitize-$tool-$t.rc" 2>/dev/null || echo missing)
-      echo "$tool $t: exit $r, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$out/sanitize-$tool-$t.log" 2>/dev/null | tail -n 1)"
+      log="$out/sanitize-$tool-$(tr ':+' '--' <<<"$t")"
+      r=$(cat "$log.rc" 2>/dev/null || echo missing)
+      echo "$tool $t: exit $r, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$log.log" 2>/dev/null | tail -n 1)"
       [ "$r" = 0 ] || bad=1
     done
   done
   return "$bad"
 }
 
-# sanitize_one TOOL TEST: one compute-sanitizer run; its exit status in $out/sanitize-TOOL-TEST.rc.
+# sanitize_one TOOL TEST: one compute-sanitizer run; its exit status in $out/sanitize-TOOL-NAME.rc
+# (NAME: TEST with - for : and +). TEST may name one test function and a data row of it, as
+# QtTest takes them, with + for a space: test_cuda_matmul:realShapes:PQ2_0T+mixed runs
+# `test_cuda_matmul "realShapes:PQ2_0T mixed"`.
 sanitize_one() {
-  local tool=$1 t=$2 bin r=0 args=()
-  bin=$(find build-gpu -name "$t" -type f -perm -u+x | head -n 1)
+  local tool=$1 t=$2 bin r=0 args=() fn=() log
+  log="$out/sanitize-$tool-$(tr ':+' '--' <<<"$t")"
+  [[ "$t" == *:* ]] && fn=("$(tr + ' ' <<<"${t#*:}")")
+  bin=$(find build-gpu -name "${t%%:*}" -type f -perm -u+x | head -n 1)
   if [ -z "$bin" ]; then
-    echo "no binary (run.sh test first)" >"$out/sanitize-$tool-$t.log"
-    echo 1 >"$out/sanitize-$tool-$t.rc"
+    echo "no binary (run.sh test first)" >"$log.log"
+    echo 1 >"$log.rc"
     return
   fi
-  [ "$tool" = memcheck ] && [ "$t" = test_cuda_memory ] && args+=(--report-api-errors no)
+  [ "$tool" = memcheck ] && [ "${t%%:*}" = test_cuda_memory ] && args+=(--report-api-errors no)
   [ "$tool" = racecheck ] && args+=(--kernel-name kns=niwa)
   QTEST_FUNCTION_TIMEOUT=3600000 timeout "${NIWA_SANITIZE_TIMEOUT:-500}" \
-    compute-sanitizer --tool "$tool" "${args[@]}" --error-exitcode 99 "$bin" >"$out/sanitize-$tool-$t.log" 2>&1 || r=$?
-  echo "$r" >"$out/sanitize-$tool-$t.rc"
+    compute-sanitizer --tool "$tool" "${args[@]}" --error-exitcode 99 "$bin" "${fn[@]}" >"$log.log" 2>&1 || r=$?
+  echo "$r" >"$log.rc"
 }
 
 smoke() {
