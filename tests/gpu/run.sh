@@ -172,7 +172,7 @@ sanitize() {
   wait
   for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
     for t in $tests; do
-      log="$out/sanitize-$tool-$(tr ':+' '--' <<<"$t")"
+      log=$(sanitize_log "$tool" "$t")
       r=$(cat "$log.rc" 2>/dev/null || echo missing)
       echo "$tool $t: exit $r, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$log.log" 2>/dev/null | tail -n 1)"
       [ "$r" = 0 ] || bad=1
@@ -181,13 +181,18 @@ sanitize() {
   return "$bad"
 }
 
-# sanitize_one TOOL TEST: one compute-sanitizer run; its exit status in $out/sanitize-TOOL-NAME.rc
-# (NAME: TEST with - for : and +). TEST may name one test function and a data row of it, as
+# sanitize_log TOOL TEST: where a run's log (.log) and exit status (.rc) go, less the suffix:
+# $out/sanitize-TOOL-NAME, NAME being TEST with - for : and +.
+sanitize_log() {
+  echo "$out/sanitize-$1-$(tr ':+' '--' <<<"$2")"
+}
+
+# sanitize_one TOOL TEST: one compute-sanitizer run (sanitize_log says where). TEST may name one test function and a data row of it, as
 # QtTest takes them, with + for a space: test_cuda_matmul:realShapes:PQ2_0T+mixed runs
 # `test_cuda_matmul "realShapes:PQ2_0T mixed"`.
 sanitize_one() {
   local tool=$1 t=$2 bin r=0 args=() fn=() log
-  log="$out/sanitize-$tool-$(tr ':+' '--' <<<"$t")"
+  log=$(sanitize_log "$tool" "$t")
   [[ "$t" == *:* ]] && fn=("$(tr + ' ' <<<"${t#*:}")")
   bin=$(find build-gpu -name "${t%%:*}" -type f -perm -u+x | head -n 1)
   if [ -z "$bin" ]; then
