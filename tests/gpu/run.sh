@@ -156,22 +156,31 @@ sanitize() {
   # racecheck), NIWA_SANITIZE_JOBS runs at a time (default 6). Each run's log goes to $out
   # (sanitize_one); one line a run is printed, in order. Fails if any run reports an error,
   # fails or is cut at NIWA_SANITIZE_TIMEOUT seconds (default 500). Needs `test` first.
+  # - The binaries in NIWA_SANITIZE_SPLIT (default: matmul, model, gated delta rule) run one data
+  #   row a run (sanitize_runs): whole, each takes over ten minutes under racecheck.
   # - memcheck reports every failed CUDA call; test_cuda_memory makes cudaMalloc fail on purpose
   #   (the out-of-memory error it checks), so there API errors are not reported.
-  # - racecheck checks niwa's kernels only, not cuBLAS's or NCCL's.
+  # - racecheck checks niwa's kernels only, not cuBLAS's or NCCL's. Prefill goes through niwa's
+  #   tensor-core tiles (NIWA_PREFILL_GEMM=tiles), and the runs in NIWA_RACECHECK_SKIP (default
+  #   test_cuda_matmul:prefillPaths, which calls cuBLAS by name) are left out: racecheck ends in
+  #   "Internal Sanitizer Error: The Sanitizer failed to handle a hardware exception" once a
+  #   large cuBLAS GEMM has run, whichever of niwa's kernels it checks, and the same matmul row
+  #   passes with the tiles (docs/BENCHMARKS.md, nineteenth pass).
   # - QtTest's 5-minute limit a test function is lifted: under racecheck the gated delta rule's
   #   prefill cases alone take over 2 minutes.
-  local tests tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r log
-  tests=${NIWA_SANITIZE_TESTS:-$(cd build-gpu && ctest -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort)}
+  local tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r log runs
+  declare -A runs_of
   for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
-    for t in $tests; do
+    runs=$(sanitize_runs "$tool")
+    runs_of[$tool]=$runs
+    for t in $runs; do
       while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
       sanitize_one "$tool" "$t" &
     done
   done
   wait
   for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
-    for t in $tests; do
+    for t in ${runs_of[$tool]}; do
       log=$(sanitize_log "$tool" "$t")
       r=$(cat "$log.rc" 2>/dev/null || echo missing)
       echo "$tool $t: exit $r, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$log.log" 2>/dev/null | tail -n 1)"
@@ -179,6 +188,31 @@ sanitize() {
     done
   done
   return "$bad"
+}
+
+# sanitize_runs TOOL: the runs of one tool, a word each: a test binary, or for the binaries in
+# NIWA_SANITIZE_SPLIT each data row as `-datatags` lists it (test:function or
+# test:function:row, + for a space), less racecheck's NIWA_RACECHECK_SKIP (test:function).
+sanitize_runs() {
+  local tool=$1 t bin fn tag run skip s
+  local split=" ${NIWA_SANITIZE_SPLIT-test_cuda_matmul test_cuda_model test_cuda_gated_delta_rule} "
+  local skips=" ${NIWA_RACECHECK_SKIP-test_cuda_matmul:prefillPaths} "
+  [ "$tool" = racecheck ] || skips=" "
+  for t in ${NIWA_SANITIZE_TESTS:-$(cd build-gpu && ctest -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort)}; do
+    if [[ "$t" == *:* || "$split" != *" $t "* ]]; then
+      echo "$t"
+      continue
+    fi
+    bin=$(sanitize_bin "$t")
+    [ -n "$bin" ] || { echo "$t"; continue; }  # sanitize_one says there is no binary
+    while read -r _ fn tag; do
+      [ -n "$fn" ] || continue
+      run="$t:$fn${tag:+:${tag// /+}}"
+      skip=0
+      for s in $skips; do [[ "$run" == "$s" || "$run" == "$s":* ]] && skip=1; done
+      [ "$skip" = 1 ] || echo "$run"
+    done < <("$bin" -datatags)
+  done
 }
 
 # sanitize_log TOOL TEST: where a run's log (.log) and exit status (.rc) go, less the suffix:
@@ -194,7 +228,7 @@ sanitize_one() {
   local tool=$1 t=$2 bin r=0 args=() fn=() log
   log=$(sanitize_log "$tool" "$t")
   [[ "$t" == *:* ]] && fn=("$(tr + ' ' <<<"${t#*:}")")
-  bin=$(find build-gpu -name "${t%%:*}" -type f -perm -u+x | head -n 1)
+  bin=$(sanitize_bin "${t%%:*}")
   if [ -z "$bin" ]; then
     echo "no binary (run.sh test first)" >"$log.log"
     echo 1 >"$log.rc"
@@ -202,9 +236,16 @@ sanitize_one() {
   fi
   [ "$tool" = memcheck ] && [ "${t%%:*}" = test_cuda_memory ] && args+=(--report-api-errors no)
   [ "$tool" = racecheck ] && args+=(--kernel-name kns=niwa)
-  QTEST_FUNCTION_TIMEOUT=3600000 timeout "${NIWA_SANITIZE_TIMEOUT:-500}" \
+  local gemm=${NIWA_PREFILL_GEMM:-}
+  [ "$tool" = racecheck ] && gemm=tiles
+  NIWA_PREFILL_GEMM=$gemm QTEST_FUNCTION_TIMEOUT=3600000 timeout "${NIWA_SANITIZE_TIMEOUT:-500}" \
     compute-sanitizer --tool "$tool" "${args[@]}" --error-exitcode 99 "$bin" "${fn[@]}" >"$log.log" 2>&1 || r=$?
   echo "$r" >"$log.rc"
+}
+
+# sanitize_bin TEST: the test binary's path under build-gpu, or nothing.
+sanitize_bin() {
+  find build-gpu -name "$1" -type f -perm -u+x | head -n 1
 }
 
 smoke() {
