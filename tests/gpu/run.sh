@@ -74,24 +74,32 @@ decode_kernels() {
 }
 
 ab() {
-  # A/B of one change in whole decode steps, on one machine: NIWA_AB_PATCH (a diff of the
-  # working tree, as `git diff > F` writes it) is applied and reverted in turn, the engine rebuilt
-  # each time (Release, incremental), and each side benched NIWA_AB_ROUNDS times (default 2),
-  # alternating, with NIWA_AB_ARGS (default: batch 1,2,4,8,24, no prefill, 64 steps). Prints
-  # tok/s a batch for each run; the tree is left as it was. Needs `build` first.
-  local e=build-gpu/engine/niwa-engine patch="${NIWA_AB_PATCH:?set NIWA_AB_PATCH to a diff}" r side
+  # A/B of changes in whole decode steps, on one machine: each diff in NIWA_AB_PATCH (one or
+  # more files, as `git diff > F` writes them, each against the tree as it is) is applied and
+  # reverted in turn, the engine rebuilt each time (Release, incremental), and each side, the
+  # tree as it is last, benched NIWA_AB_ROUNDS times (default 2), alternating, with NIWA_AB_ARGS
+  # (default: batch 1,2,4,8,24, no prefill, 64 steps). A side is "with" (one patch) or
+  # "with-NAME" (NAME: the patch file's name less .patch), and "without". Prints tok/s a batch
+  # for each run; the tree is left as it was. Needs `build` first.
+  local e=build-gpu/engine/niwa-engine patches r side patch
+  read -r -a patches <<<"${NIWA_AB_PATCH:?set NIWA_AB_PATCH to one or more diffs}"
   model_27b
-  git apply --check "$patch"
+  for patch in "${patches[@]}"; do git apply --check "$patch"; done
   for ((r = 1; r <= ${NIWA_AB_ROUNDS:-2}; r++)); do
-    for side in with without; do
-      if [ "$side" = with ]; then git apply "$patch"; fi
+    for patch in "${patches[@]}" ""; do
+      side=without
+      if [ -n "$patch" ]; then
+        side=with
+        [ ${#patches[@]} -gt 1 ] && side="with-$(basename "$patch" .patch)"
+        git apply "$patch"
+      fi
       cmake --build build-gpu --parallel "$(nproc)" --target niwa-engine >"$out/ab-build.log" 2>&1 ||
-        { [ "$side" = with ] && git apply -R "$patch"; tail -n 30 "$out/ab-build.log"; return 1; }
+        { [ -n "$patch" ] && git apply -R "$patch"; tail -n 30 "$out/ab-build.log"; return 1; }
       # shellcheck disable=SC2086  # the arguments split on purpose
       $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 \
         ${NIWA_AB_ARGS:---batch 1,2,4,8,24 --prompt 0 --steps 64} --json \
         2>"$out/ab-$side-$r.log" >"$out/ab-$side-$r.json" || true
-      if [ "$side" = with ]; then git apply -R "$patch"; fi
+      if [ -n "$patch" ]; then git apply -R "$patch"; fi
       decode_rates "$out/ab-$side-$r.json" "$side $r" || tail -n 5 "$out/ab-$side-$r.log"
     done
   done
