@@ -130,7 +130,7 @@ stalls() {
   # NIWA_STALLS_KERNEL (default wgmma_decode) in whole 27B decode steps of NIWA_STALLS_BATCH rows
   # (default 24). At 24 rows the wgmma launches of layer 0 are qkv+z, out, gate+up, down, so the
   # default is gate+up (stalls-details.csv names the launch and its grid). ncu_stalls.py sums
-  # the source page's samples by SASS line and by opcode.
+  # the source page's samples by SASS line and by opcode, and instructions and samples by region.
   local e=build-gpu/engine/niwa-engine b=${NIWA_STALLS_BATCH:-24}
   model_27b
   ncu --set full -k "regex:${NIWA_STALLS_KERNEL:-wgmma_decode}" --launch-skip "${NIWA_STALLS_SKIP:-2}" \
@@ -229,9 +229,9 @@ sanitize_log() {
   echo "$out/sanitize-$1-$(tr ':+' '--' <<<"$2")"
 }
 
-# sanitize_one TOOL TEST: one compute-sanitizer run (sanitize_log says where). TEST may name one test function and a data row of it, as
-# QtTest takes them, with + for a space: test_cuda_matmul:realShapes:PQ2_0T+mixed runs
-# `test_cuda_matmul "realShapes:PQ2_0T mixed"`.
+# sanitize_one TOOL TEST: one compute-sanitizer run (sanitize_log says where). TEST may name one
+# test function and a data row of it, as QtTest takes them, with + for a space:
+# test_cuda_matmul:realShapes:PQ2_0T+mixed runs `test_cuda_matmul "realShapes:PQ2_0T mixed"`.
 sanitize_one() {
   local tool=$1 t=$2 bin r=0 args=() fn=() log
   log=$(sanitize_log "$tool" "$t")
