@@ -25,6 +25,7 @@ print(sys.argv[2], "decode tok/s", [(x["batch"], round(x["tok_s"], 1)) for x in 
 
 build() {
   nvidia-smi -L | tee "$out/gpus.txt"
+  rm -rf build-gpu/ab  # ab's engines were built from an earlier tree
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DNIWA_GUI=OFF -DNIWA_TESTS=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90a -DNIWA_DEPS_DIR="$PWD/.deps" 2>&1 | tee "$out/configure.log"
   cmake --build build-gpu --parallel "$(nproc)" 2>&1 | tail -n 40 | tee "$out/build.log"
@@ -75,31 +76,39 @@ decode_kernels() {
 
 ab() {
   # A/B of changes in whole decode steps, on one machine: each diff in NIWA_AB_PATCH (one or
-  # more files, as `git diff > F` writes them, each against the tree as it is) is applied and
-  # reverted in turn, the engine rebuilt each time (Release, incremental), and each side, the
-  # tree as it is last, benched NIWA_AB_ROUNDS times (default 2), alternating, with NIWA_AB_ARGS
-  # (default: batch 1,2,4,8,24, no prefill, 64 steps). A side is "with" (one patch) or
-  # "with-NAME" (NAME: the patch file's name less .patch), and "without". Prints tok/s a batch
-  # for each run; the tree is left as it was. Needs `build` first.
-  local e=build-gpu/engine/niwa-engine patches r side patch
+  # more files, as `git diff > F` writes them, each against the tree as it is) is applied, the
+  # engine built (Release, incremental) and kept as build-gpu/ab/SIDE, and the patch reverted;
+  # the tree as it is last. A side is "with" (one patch) or "with-NAME" (NAME: the patch file's
+  # name less .patch), and "without". A side whose engine is there already (a call cut short:
+  # `build` clears them) is not built again. Then each side is benched NIWA_AB_ROUNDS times
+  # (default 2), alternating, with NIWA_AB_ARGS (default: batch 1,2,4,8,24, no prefill, 64
+  # steps); prints tok/s a batch for each run. Needs `build` first.
+  local e=build-gpu/engine/niwa-engine patches r side patch sides=()
   read -r -a patches <<<"${NIWA_AB_PATCH:?set NIWA_AB_PATCH to one or more diffs}"
   model_27b
+  mkdir -p build-gpu/ab
   for patch in "${patches[@]}"; do git apply --check "$patch"; done
+  for patch in "${patches[@]}" ""; do
+    side=without
+    if [ -n "$patch" ]; then
+      side=with
+      [ ${#patches[@]} -gt 1 ] && side="with-$(basename "$patch" .patch)"
+    fi
+    sides+=("$side")
+    [ -x "build-gpu/ab/$side" ] && continue
+    [ -n "$patch" ] && git apply "$patch"
+    cmake --build build-gpu --parallel "$(nproc)" --target niwa-engine >"$out/ab-build.log" 2>&1 ||
+      { [ -n "$patch" ] && git apply -R "$patch"; tail -n 30 "$out/ab-build.log"; return 1; }
+    cp "$e" "build-gpu/ab/$side"
+    if [ -n "$patch" ]; then git apply -R "$patch"; fi
+    echo "built $side"
+  done
   for ((r = 1; r <= ${NIWA_AB_ROUNDS:-2}; r++)); do
-    for patch in "${patches[@]}" ""; do
-      side=without
-      if [ -n "$patch" ]; then
-        side=with
-        [ ${#patches[@]} -gt 1 ] && side="with-$(basename "$patch" .patch)"
-        git apply "$patch"
-      fi
-      cmake --build build-gpu --parallel "$(nproc)" --target niwa-engine >"$out/ab-build.log" 2>&1 ||
-        { [ -n "$patch" ] && git apply -R "$patch"; tail -n 30 "$out/ab-build.log"; return 1; }
+    for side in "${sides[@]}"; do
       # shellcheck disable=SC2086  # the arguments split on purpose
-      $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 \
+      "build-gpu/ab/$side" bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 \
         ${NIWA_AB_ARGS:---batch 1,2,4,8,24 --prompt 0 --steps 64} --json \
         2>"$out/ab-$side-$r.log" >"$out/ab-$side-$r.json" || true
-      if [ -n "$patch" ]; then git apply -R "$patch"; fi
       decode_rates "$out/ab-$side-$r.json" "$side $r" || tail -n 5 "$out/ab-$side-$r.log"
     done
   done
