@@ -250,6 +250,7 @@ void plan_slice_sums(CudaOps& ops, DecodeParams& p) {
     if (p.slices <= 1) return;
     require(p.slices * p.a.n * p.a.out < (int64_t{1} << 31), "matmul",
             "a decode matmul's partial sums exceed 2^31 values");
+    require(p.a.n * p.a.ldy < (int64_t{1} << 31), "matmul", "a decode matmul's output exceeds 2^31 values");
     const size_t partial_bytes = static_cast<size_t>(p.slices) * p.a.n * p.a.out * sizeof(float);
     p.partial = static_cast<float*>(ops.workspace(CudaOps::Workspace::Matmul, partial_bytes));
     p.counters = group_counters(ops, 2 * p.groups);

@@ -353,34 +353,54 @@ __device__ __forceinline__ void store_tile(const DecodeParams& p, int slice, int
 // (B x C of them), every load issued before any store (a store to y could alias the partials as far
 // as the compiler knows, so it would not move loads past it). The C slices are guarded inside the
 // unrolled body: a loop unrolled by a pragma runs a trip count below its factor one slice at a time.
+// Each output's (x row, weight row) is carried from one trip to the next (one division a thread,
+// not one an output) and its offsets are 32-bit (plan_slice_sums).
 template <int B, int C, typename Out>
 __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0, int rows, int total,
                                             const Out& out) {
     constexpr bool Conv = std::is_same_v<Out, ConvStore>;
+    if (total <= 0) return;  // a share of no rows (fewer rows than slices)
     const MatmulArgs& a = p.a;
-    const int slice_stride = static_cast<int>(a.n * a.out);
-    for (int base = threadIdx.x; base < total; base += B * blockDim.x) {
-        int src[B];
-        int64_t dst[B];
+    const int slice_stride = static_cast<int>(a.n * a.out), out_rows = static_cast<int>(a.out);
+    const int ldy = static_cast<int>(a.ldy), threads = static_cast<int>(blockDim.x);
+    const float* part = p.partial + row0;
+    float* y = a.y + row0;
+    // Output idx = c rows + i: x row c, weight row row0 + i. A thread's outputs are idx = base +
+    // b threads; (c, i) of its first is carried from one trip to the next, the others' follow
+    // by adding (tc, ti) = threads as (rows, remainder) to the one before.
+    const int tc = threads / rows, ti = threads - tc * rows;
+    int c0 = static_cast<int>(threadIdx.x) / rows, i0 = static_cast<int>(threadIdx.x) - c0 * rows;
+    for (int base = threadIdx.x; base < total; base += B * threads) {
+        int src[B], c[B], i[B];
         ConvWindow win[Conv ? B : 1];
 #pragma unroll
         for (int b = 0; b < B; ++b) {
-            const int idx = base + b * blockDim.x, c = a.n == 1 ? 0 : idx / rows;
-            const int64_t r = row0 + (idx - c * rows);
-            src[b] = idx < total ? c * static_cast<int>(a.out) + static_cast<int>(r) : -1;
-            dst[b] = c * a.ldy + r;
+            c[b] = b == 0 ? c0 : c[b - 1] + tc;
+            i[b] = b == 0 ? i0 : i[b - 1] + ti;
+            if (i[b] >= rows) {
+                i[b] -= rows;
+                ++c[b];
+            }
+            src[b] = base + b * threads < total ? c[b] * out_rows + i[b] : -1;
             if constexpr (Conv)
-                if (src[b] >= 0 && r < out.channels) conv_fetch(out, c, r, win[b]);
+                if (src[b] >= 0 && row0 + i[b] < out.channels) conv_fetch(out, c[b], row0 + i[b], win[b]);
+        }
+        // The next trip's first output: B threads on from this trip's first.
+        c0 = c[B - 1] + tc;
+        i0 = i[B - 1] + ti;
+        if (i0 >= rows) {
+            i0 -= rows;
+            ++c0;
         }
         float s[B] = {};
         for (int sl0 = 0; sl0 < p.slices; sl0 += C) {
             float v[C][B];
 #pragma unroll
             for (int j = 0; j < C; ++j) {
-                const float* part = p.partial + (sl0 + j) * slice_stride;
+                const float* sl = part + (sl0 + j) * slice_stride;
 #pragma unroll
                 for (int b = 0; b < B; ++b)
-                    v[j][b] = sl0 + j < p.slices && src[b] >= 0 ? __ldcg(part + src[b]) : 0.0f;
+                    v[j][b] = sl0 + j < p.slices && src[b] >= 0 ? __ldcg(sl + src[b]) : 0.0f;
             }
 #pragma unroll
             for (int j = 0; j < C; ++j)
@@ -390,16 +410,16 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
         }
 #pragma unroll
         for (int b = 0; b < B; ++b) {
-            if (src[b] < 0) continue;
-            if constexpr (Conv) {
-                // dst = c ldy + r: the output's x row and weight row back (ldy >= out > r).
-                const int64_t c = dst[b] / a.ldy, r = dst[b] - c * a.ldy;
-                if (r < out.channels) {
-                    store_conv(out, c, r, s[b], win[b]);
-                    continue;
+            if (src[b] >= 0) {
+                if constexpr (Conv) {
+                    if (row0 + i[b] < out.channels)
+                        store_conv(out, c[b], row0 + i[b], s[b], win[b]);
+                    else
+                        y[c[b] * ldy + i[b]] = s[b];
+                } else {
+                    y[c[b] * ldy + i[b]] = s[b];
                 }
             }
-            a.y[dst[b]] = s[b];
         }
     }
 }
@@ -413,7 +433,7 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
 // ~10^5 outputs, and one block summing them was most of a large matrix's time), every slice
 // waits for the others and sums its share of the rows: the grid is one wave (launch_wave), so
 // every block of the group runs at once. Either way each output is summed by one thread in slice
-// order, so the result does not depend on scheduling. Offsets into the partials fit 32 bits
+// order, so the result does not depend on scheduling. Offsets into the partials and y fit 32 bits
 // (plan_slice_sums). Out: where the sums go (PlainOut: y; a ConvStore: its rows through the conv).
 template <typename Out = PlainOut>
 __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
