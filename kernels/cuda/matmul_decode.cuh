@@ -68,15 +68,31 @@ __device__ __forceinline__ int word_position(int w) {
     return (w & 1) ? 4 + (w >> 1) : w >> 1;
 }
 
-// The bias sum of one x row's quant block, whose words lane and lane + 32 a lane holds (w0, w1;
-// weight: 1024 4^-s + 1 for the lane's e): every lane gets it.
+// The bias sums of K x rows' quant blocks, whose words lane and lane + 32 a lane holds (w0, w1;
+// weight: 1024 4^-s + 1 for the lane's e): every lane gets them. The K chains of shuffles
+// interleave, each summed in the same order as alone.
+template <int K>
+__device__ __forceinline__ void block_biases(const uint32_t (&w0)[K], const uint32_t (&w1)[K], float weight,
+                                             float (&sum)[K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const float2 v0 = __half22float2(*reinterpret_cast<const __half2*>(&w0[k]));
+        const float2 v1 = __half22float2(*reinterpret_cast<const __half2*>(&w1[k]));
+        sum[k] = weight * (v0.x + v0.y);
+        sum[k] += weight * (v1.x + v1.y);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+        for (int k = 0; k < K; ++k) sum[k] += __shfl_xor_sync(0xffffffffu, sum[k], off);
+}
+
+// One x row's quant block (block_biases of one).
 __device__ __forceinline__ float block_bias(uint32_t w0, uint32_t w1, float weight) {
-    const float2 v0 = __half22float2(*reinterpret_cast<const __half2*>(&w0));
-    const float2 v1 = __half22float2(*reinterpret_cast<const __half2*>(&w1));
-    float sum = weight * (v0.x + v0.y);
-    sum += weight * (v1.x + v1.y);
-    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-    return sum;
+    const uint32_t a[1] = {w0}, b[1] = {w1};
+    float sum[1];
+    block_biases<1>(a, b, weight, sum);
+    return sum[0];
 }
 
 // x's slice (quant blocks qb0 .. qb0 + nqb) into xs as fp16 pairs, word 8 p + e of a block =
@@ -104,34 +120,40 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
     // Item i = r nqb + qb (x row r's quant block qb); a warp takes items warp + k warps, kBatch
     // at a time with every load issued before the first store: at 24 rows a warp has 24 items,
     // whose loads one by one were 24 trips to memory (measured: 14 % of the register kernel's
-    // samples at 24 rows, one instruction waiting on them).
+    // samples at 24 rows, one instruction waiting on them). The batch's items past the last are
+    // guarded, not cut short, so their bias sums' shuffles interleave (block_biases): one after
+    // another they were most of the staging's time (docs/BENCHMARKS.md, nineteenth pass).
     constexpr int kBatch = NT == 1 ? 1 : 8;  // one x row: a block's 8+ warps take an item each
     const int items = rows * nqb;
     for (int i0 = warp; i0 < items; i0 += kBatch * warps) {
         float v[kBatch][4];
+        int r[kBatch], qb[kBatch];
 #pragma unroll
         for (int j = 0; j < kBatch; ++j) {
-            const int i = i0 + j * warps;
-            if (i >= items) break;
-            const int r = i / nqb, qb = i - r * nqb;
-            const float* xr = a.x + r * a.ldx + static_cast<int64_t>(qb0 + qb) * kQuantBlock;
+            const int i = min(i0 + j * warps, items - 1);  // past the last: the last again, not stored
+            r[j] = i / nqb;
+            qb[j] = i - r[j] * nqb;
+            const float* xr = a.x + r[j] * a.ldx + static_cast<int64_t>(qb0 + qb[j]) * kQuantBlock;
             v[j][0] = xr[at0];
             v[j][1] = xr[at0 + 8];
             v[j][2] = xr[at1];
             v[j][3] = xr[at1 + 8];
         }
+        uint32_t w0[kBatch], w1[kBatch];
+        float sum[kBatch];
 #pragma unroll
         for (int j = 0; j < kBatch; ++j) {
-            const int i = i0 + j * warps;
-            if (i >= items) break;
-            const int r = i / nqb, qb = i - r * nqb;
-            const uint32_t w0 = f16x2_bits(v[j][0] * sc, v[j][1] * sc),
-                           w1 = f16x2_bits(v[j][2] * sc, v[j][3] * sc);
-            xs[Layout::at(r, qb, lane)] = w0;
-            xs[Layout::at(r, qb, lane + 32)] = w1;
-            const float sum = block_bias(w0, w1, weight);
-            if (lane == 0) bias[qb * NT * 8 + r] = sum;
+            w0[j] = f16x2_bits(v[j][0] * sc, v[j][1] * sc);
+            w1[j] = f16x2_bits(v[j][2] * sc, v[j][3] * sc);
         }
+        block_biases<kBatch>(w0, w1, weight, sum);
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j)
+            if (i0 + j * warps < items) {
+                xs[Layout::at(r[j], qb[j], lane)] = w0[j];
+                xs[Layout::at(r[j], qb[j], lane + 32)] = w1[j];
+                if (lane == 0) bias[qb[j] * NT * 8 + r[j]] = sum[j];
+            }
     }
     if constexpr (Layout::kAsyncProxy) fence_async_shared();
     __syncthreads();
