@@ -120,17 +120,19 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
     // Item i = r nqb + qb (x row r's quant block qb); a warp takes items warp + k warps, kBatch
     // at a time with every load issued before the first store: at 24 rows a warp has 24 items,
     // whose loads one by one were 24 trips to memory (measured: 14 % of the register kernel's
-    // samples at 24 rows, one instruction waiting on them). The batch's items past the last are
-    // guarded, not cut short, so their bias sums' shuffles interleave (block_biases): one after
-    // another they were most of the staging's time (docs/BENCHMARKS.md, nineteenth pass).
+    // samples at 24 rows, one instruction waiting on them). A batch's bias sums interleave their
+    // shuffles (block_biases): one after another they were most of the staging's time
+    // (docs/BENCHMARKS.md, nineteenth pass). Items past the last in a batch are guarded (the last
+    // one loaded again, nothing stored), so the rest after whole batches go two at a time.
     constexpr int kBatch = NT == 1 ? 1 : 8;  // one x row: a block's 8+ warps take an item each
     const int items = rows * nqb;
-    for (int i0 = warp; i0 < items; i0 += kBatch * warps) {
-        float v[kBatch][4];
-        int r[kBatch], qb[kBatch];
+    auto batch = [&](int i0, auto k) {
+        constexpr int K = decltype(k)::value;
+        float v[K][4];
+        int r[K], qb[K];
 #pragma unroll
-        for (int j = 0; j < kBatch; ++j) {
-            const int i = min(i0 + j * warps, items - 1);  // past the last: the last again, not stored
+        for (int j = 0; j < K; ++j) {
+            const int i = min(i0 + j * warps, items - 1);
             r[j] = i / nqb;
             qb[j] = i - r[j] * nqb;
             const float* xr = a.x + r[j] * a.ldx + static_cast<int64_t>(qb0 + qb[j]) * kQuantBlock;
@@ -139,22 +141,27 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
             v[j][2] = xr[at1];
             v[j][3] = xr[at1 + 8];
         }
-        uint32_t w0[kBatch], w1[kBatch];
-        float sum[kBatch];
+        uint32_t w0[K], w1[K];
+        float sum[K];
 #pragma unroll
-        for (int j = 0; j < kBatch; ++j) {
+        for (int j = 0; j < K; ++j) {
             w0[j] = f16x2_bits(v[j][0] * sc, v[j][1] * sc);
             w1[j] = f16x2_bits(v[j][2] * sc, v[j][3] * sc);
         }
-        block_biases<kBatch>(w0, w1, weight, sum);
+        block_biases<K>(w0, w1, weight, sum);
 #pragma unroll
-        for (int j = 0; j < kBatch; ++j)
+        for (int j = 0; j < K; ++j)
             if (i0 + j * warps < items) {
                 xs[Layout::at(r[j], qb[j], lane)] = w0[j];
                 xs[Layout::at(r[j], qb[j], lane + 32)] = w1[j];
                 if (lane == 0) bias[qb[j] * NT * 8 + r[j]] = sum[j];
             }
-    }
+    };
+    int i0 = warp;
+    for (; i0 + (kBatch - 1) * warps < items; i0 += kBatch * warps)
+        batch(i0, std::integral_constant<int, kBatch>{});
+    if constexpr (kBatch > 1)
+        for (; i0 < items; i0 += 2 * warps) batch(i0, std::integral_constant<int, 2>{});
     if constexpr (Layout::kAsyncProxy) fence_async_shared();
     __syncthreads();
 }
