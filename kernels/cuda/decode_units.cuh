@@ -90,22 +90,28 @@ __device__ __forceinline__ int ring_swizzle(int row) {
     return (row & 3) << 1;
 }
 
-// Copies unit `half` of tile `tile` (whole runs) into `slot`: lane L the chunks L + 32 k of the
-// codes (row L / 8 + 4 k, chunk L % 8) and, lanes 0-15, row L's 8 bytes of scales. A PQ2_0T
-// unit is 2 KB of codes and 128 bytes of scales, each contiguous, copied as they are (its
-// fragment order already spreads a warp's reads over every bank).
+// Copies unit `half` of the PQ2_0T tile run starting at `run` into `slot`: lane L the chunks
+// L + 32 k of the codes and, lanes 0-7, chunk L of the scales. A PQ2_0T unit is 2 KB of codes and
+// 128 bytes of scales, each contiguous, copied as they are (its fragment order already spreads a
+// warp's reads over every bank).
+__device__ __forceinline__ void issue_tiled_unit(const uint8_t* run, int half, uint8_t* slot, int lane) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+        cp_async16(slot + 16 * (lane + 32 * k),
+                   run + tiled_codes_at(kUnitBlocks * half, 0) + 16 * (lane + 32 * k));
+    if (lane < 8)
+        cp_async16(slot + kRingCodeBytes + 16 * lane,
+                   run + tiled_scale_at(kUnitBlocks * half, 0) + 16 * lane);
+}
+
+// Copies unit `half` of tile `tile` (whole runs) into `slot`: PQ2_0T through issue_tiled_unit;
+// PQ2_0S lane L the chunks of row L / 8 + 4 k, chunk L % 8, and, lanes 0-15, row L's 8 bytes
+// of scales.
 template <bool Tiled>
 __device__ __forceinline__ void issue_unit(const MatmulArgs& a, int64_t tile, int slice, int half,
                                            uint8_t* slot, int lane) {
     if constexpr (Tiled) {
-        const uint8_t* run = tile_run_of(a, tile, slice);
-#pragma unroll
-        for (int k = 0; k < 4; ++k)
-            cp_async16(slot + 16 * (lane + 32 * k),
-                       run + tiled_codes_at(kUnitBlocks * half, 0) + 16 * (lane + 32 * k));
-        if (lane < 8)
-            cp_async16(slot + kRingCodeBytes + 16 * lane,
-                       run + tiled_scale_at(kUnitBlocks * half, 0) + 16 * lane);
+        issue_tiled_unit(tile_run_of(a, tile, slice), half, slot, lane);
     } else {
         const int c = lane & 7;
 #pragma unroll
@@ -148,22 +154,21 @@ __device__ __forceinline__ void read_unit(const uint8_t* slot, int g, int tig, U
     u.s1 = *reinterpret_cast<const uint2*>(slot + kRingCodeBytes + 8 * (g + 8));
 }
 
-// A warp's ring of K unit slots in shared memory (`slots`), filled by issue_unit: the warp's units
-// u = 0 .. units - 1 (half u % 2 of tile tile_of(u)), K - 1 in flight ahead of the one read, one
-// cp.async group a unit (empty past the last). prime() requests the first K - 1 (weights: they may
-// be requested before the PDL wait); then, for each unit in turn, acquire(u) requests unit
-// u + K - 1, waits for unit u and returns its slot, and release() follows once every lane has
-// read it.
-template <int K, bool Tiled, typename TileOf>
+// A warp's ring of K unit slots in shared memory (`slots`): the warp's units u = 0 .. units - 1,
+// K - 1 in flight ahead of the one read, one cp.async group a unit (empty past the last), each
+// copied by fill(u, slot) (issue_unit, issue_tiled_unit), in order of u. prime() requests the
+// first K - 1 (weights: they may be requested before the PDL wait); then, for each unit in turn,
+// acquire(u) requests unit u + K - 1, waits for unit u and returns its slot, and release()
+// follows once every lane has read it.
+template <int K, typename Fill>
 struct UnitRing {
-    const MatmulArgs& a;
-    TileOf tile_of;
+    Fill fill;
     uint8_t* slots;
-    int units, slice, lane;
+    int units;
     int slot = 0;
 
     __device__ __forceinline__ void request(int u) const {
-        if (u < units) issue_unit<Tiled>(a, tile_of(u), slice, u & 1, slots + (u % K) * kRingSlotBytes, lane);
+        if (u < units) fill(u, slots + (u % K) * kRingSlotBytes);
         cp_async_commit();
     }
     __device__ __forceinline__ void prime() const {

@@ -140,9 +140,19 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
     constexpr int kQuad = 4 * (kWgWarps / 4);
     const int units = first < t1 ? 2 * static_cast<int>((t1 - first + kQuad - 1) / kQuad) : 0;
     auto tile_at = [&](int u) { return first + static_cast<int64_t>(kQuad) * (u >> 1) + wq; };
-    auto tile_read = [&](int u) { return min(tile_at(u), t1 - 1); };
+    // Its runs: the first tile's (the group's last past t1), then a quad of tiles' runs further a
+    // tile (kQuad tiles' runs of every slice), never past the group's last (32-bit offsets:
+    // wgmma_decode_takes).
+    const int64_t run_tile = min(first + wq, t1 - 1);
+    const uint8_t* run0 = tile_run_of(a, run_tile, slice);
+    const uint32_t tile_bytes = static_cast<uint32_t>(a.in / kSplitRunElems) * kTiledRunBytes;
+    const uint32_t quad_bytes = kQuad * tile_bytes,
+                   last = static_cast<uint32_t>(t1 - 1 - run_tile) * tile_bytes;
+    auto fill = [&](int u, uint8_t* slot) {
+        issue_tiled_unit(run0 + min(static_cast<uint32_t>(u >> 1) * quad_bytes, last), u & 1, slot, lane);
+    };
     uint8_t* slots = smem + wg_x_bytes(NT) + wg_bias_bytes(NT) + warp * kWgRing * kRingSlotBytes;
-    UnitRing<kWgRing, true, decltype(tile_read)> ring{a, tile_read, slots, units, slice, lane};
+    UnitRing<kWgRing, decltype(fill)> ring{fill, slots, units};
 
     pdl_release();
     ring.prime();
@@ -206,8 +216,10 @@ bool CudaOps::has_wgmma_decode() const {
 }
 
 bool wgmma_decode_takes(const CudaOps& ops, const MatmulArgs& a) {
+    // The kernel's offsets into the matrix are 32-bit (its tiles' runs, one quad past the last).
+    const int64_t bytes = (a.out + kTileRows - 1) / kTileRows * (a.in / kSplitRunElems) * kTiledRunBytes;
     return ops.has_wgmma_decode() && a.type == DType::PQ2_0T && a.in % (kSliceBlocks * kQuantBlock) == 0 &&
-           a.n >= 1 && wg_smem_bytes(4) <= ops.props().sharedMemPerBlockOptin;
+           a.n >= 1 && bytes < (int64_t{1} << 31) && wg_smem_bytes(4) <= ops.props().sharedMemPerBlockOptin;
 }
 
 void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
