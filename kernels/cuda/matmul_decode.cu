@@ -161,6 +161,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32) ternary_decode_kernel(DecodePa
     stage_x<NT, WordPairs::Apart>(a, qb0, nqb, xs, bias);
 
     int stage = 0;
+    const TileStores<NT> stores(p, slice, tig);
     for (int64_t t = t0 + warp; t < t1; t += warps, next += warps) {
         if (next < t1)
             stage_tile<T>(a, next, qb0, nqb, ring + ((stage + stages - 1) % stages) * kStageBytes, lane);
@@ -172,7 +173,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32) ternary_decode_kernel(DecodePa
         __syncwarp();
         float acc[NT][4] = {};
         tile_product<T, NT>(a, t, qb0, nqb, ring + stage * kStageBytes, xs, bias, g, tig, acc);
-        store_tile<NT>(p, slice, t, g, tig, acc);
+        stores.store(t, g, acc);
         __syncwarp();
         stage = (stage + 1) % stages;
     }
@@ -242,6 +243,8 @@ DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks) {
     p.tiles = (a.out + kTileRows - 1) / kTileRows;
     p.groups =
         static_cast<int>(std::clamp<int64_t>(blocks / p.slices, 1, std::min<int64_t>(p.tiles, kMaxGroups)));
+    // TileStores' and sum_outputs' offsets into y are 32-bit.
+    require(a.n * a.ldy < (int64_t{1} << 31), "matmul", "a decode matmul's output exceeds 2^31 values");
     plan_slice_sums(ops, p);
     return p;
 }
@@ -250,7 +253,6 @@ void plan_slice_sums(CudaOps& ops, DecodeParams& p) {
     if (p.slices <= 1) return;
     require(p.slices * p.a.n * p.a.out < (int64_t{1} << 31), "matmul",
             "a decode matmul's partial sums exceed 2^31 values");
-    require(p.a.n * p.a.ldy < (int64_t{1} << 31), "matmul", "a decode matmul's output exceeds 2^31 values");
     const size_t partial_bytes = static_cast<size_t>(p.slices) * p.a.n * p.a.out * sizeof(float);
     p.partial = static_cast<float*>(ops.workspace(CudaOps::Workspace::Matmul, partial_bytes));
     p.counters = group_counters(ops, 2 * p.groups);

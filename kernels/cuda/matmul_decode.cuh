@@ -356,25 +356,39 @@ __device__ __forceinline__ void store_conv(const ConvStore& cs, int64_t c, int64
     st[(kConvTaps - 2) * cs.channels] = v;
 }
 
-// A finished tile's sums to y (one slice) or to the slice's partial rows. (A launch with a
-// ConvStore has several slices: split_decode_takes_conv.)
+// Where a kernel's finished tiles go: y (one slice) or the slice's partial rows (a launch with a
+// ConvStore has several slices: split_decode_takes_conv). Thread (g, tig)'s columns nt 8 + 2 tig
+// + h are 32-bit offsets made once a kernel, -1 past x's rows (plan_decode: they fit).
 template <int NT>
-__device__ __forceinline__ void store_tile(const DecodeParams& p, int slice, int64_t tile, int g, int tig,
-                                           const float (&acc)[NT][4]) {
-    const MatmulArgs& a = p.a;
-    const int64_t r0 = tile * kTileRows + g;
+struct TileStores {
+    float* out;
+    int rows;
+    int col[NT][2];
+
+    __device__ __forceinline__ TileStores(const DecodeParams& p, int slice, int tig) {
+        const MatmulArgs& a = p.a;
+        const int ld = static_cast<int>(p.slices == 1 ? a.ldy : a.out);
+        out = p.slices == 1 ? a.y : p.partial + static_cast<int64_t>(slice) * a.n * a.out;
+        rows = static_cast<int>(a.out);
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+        for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int64_t r = r0 + (i >> 1) * 8, c = nt * 8 + 2 * tig + (i & 1);
-            if (r >= a.out || c >= a.n) continue;
-            if (p.slices == 1)
-                a.y[c * a.ldy + r] = acc[nt][i];
-            else
-                p.partial[(static_cast<int64_t>(slice) * a.n + c) * a.out + r] = acc[nt][i];
-        }
-}
+            for (int h = 0; h < 2; ++h) {
+                const int c = nt * 8 + 2 * tig + h;
+                col[nt][h] = c < a.n ? c * ld : -1;
+            }
+    }
+    __device__ __forceinline__ void store(int64_t tile, int g, const float (&acc)[NT][4]) const {
+        const int r0 = static_cast<int>(tile) * kTileRows + g;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int r = r0 + (i >> 1) * 8, c = col[nt][i & 1];
+                if (c >= 0 && r < rows) out[c + r] = acc[nt][i];
+            }
+    }
+};
 
 // Outputs [0, total) of a row group (rows from row0, `rows` of them, column-major) summed over the
 // slices in slice order into y (or through the conv: store_conv, its window loaded with the

@@ -153,6 +153,7 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
 
     float acc[NT][4];
     zero(acc);
+    const TileStores<NT> stores(p, slice, tig);
     for (int u = 0; u < units; ++u) {
         Unit cur;
         read_unit<Tiled>(ring.acquire(u), g, tig, cur);
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
         unit_product<NT>(cur, kUnitBlocks, xw + 64 * kUnitBlocks * half, bias + kUnitBlocks * half * NT * 8,
                          tig, acc);
         if (half == 1) {
-            store_tile<NT>(p, slice, tile_of(u), g, tig, acc);
+            stores.store(tile_of(u), g, acc);
             zero(acc);
         }
         ring.release();
@@ -201,6 +202,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
 
     float acc[NT][4];
     zero(acc);
+    const TileStores<NT> stores(p, slice, tig);
     if (nqb == kSliceBlocks) {
         // Whole runs (every slice of a row whose length is a multiple of 1024): two units a
         // tile, each loaded while the other is multiplied; the loads are issued in program order
@@ -214,7 +216,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
             load_half<Tiled>(runs, 0, kUnitBlocks, g, tig, cur);
             unit_product<NT>(second, kUnitBlocks, xw + 64 * kUnitBlocks, bias + kUnitBlocks * NT * 8, tig,
                              acc);
-            store_tile<NT>(p, slice, t, g, tig, acc);
+            stores.store(t, g, acc);
             zero(acc);
         }
     } else if constexpr (!Tiled) {
@@ -227,7 +229,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
                 unit_product<NT>(cur, nb, xw + 64 * kUnitBlocks * h, bias + kUnitBlocks * h * NT * 8, tig,
                                  acc);
             }
-            store_tile<NT>(p, slice, t, g, tig, acc);
+            stores.store(t, g, acc);
             zero(acc);
         }
     }

@@ -168,6 +168,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
     // A tile at a time, its 8 blocks in straight-line code with the pipeline drained at its end:
     // ptxas follows which group holds which registers only there (across the loop's back edge it
     // serialises every wgmma).
+    const TileStores<NT> stores(p, slice, tig);
     for (int u = 0; u < units; u += 2) {
         float acc[NT][4];
 #pragma unroll
@@ -196,7 +197,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
         wgmma_wait<0>();
         wgmma_fence_operands(d[(kSliceBlocks - 1) & 1]);
         apply_block<NT>(d[(kSliceBlocks - 1) & 1], pd0, pd1, kSliceBlocks - 1, bias, tig, acc);
-        if (tile_at(u) < t1) store_tile<NT>(p, slice, tile_at(u), g, tig, acc);
+        if (tile_at(u) < t1) stores.store(tile_at(u), g, acc);
     }
     sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + wg_smem_bytes(NT) - 16));
 #else
