@@ -397,7 +397,7 @@ struct TileStores {
 // as the compiler knows, so it would not move loads past it). The C slices are guarded inside the
 // unrolled body: a loop unrolled by a pragma runs a trip count below its factor one slice at a time.
 // Each output's (x row, weight row) is carried from one trip to the next (one division a thread,
-// not one an output) and its offsets are 32-bit (plan_slice_sums).
+// not one an output) and its offsets are 32-bit (plan_decode, plan_slice_sums).
 template <int B, int C, typename Out>
 __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0, int rows, int total,
                                             const Out& out) {
@@ -485,7 +485,8 @@ constexpr uint64_t kSliceWaitNs = 20'000'000'000;  // 20 s
 // waits for the others and sums its share of the rows: the grid is one wave (launch_wave), so
 // every block of the group runs at once. Either way each output is summed by one thread in slice
 // order, so the result does not depend on scheduling. Offsets into the partials and y fit 32 bits
-// (plan_slice_sums). Out: where the sums go (PlainOut: y; a ConvStore: its rows through the conv).
+// (plan_slice_sums, plan_decode). Out: where the sums go (PlainOut: y; a ConvStore: its rows through the
+// conv).
 template <typename Out = PlainOut>
 __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
                                            unsigned* flag, const Out& out = {}) {
