@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
     // wgmma_decode_takes).
     const int64_t run_tile = min(first + wq, t1 - 1);
     const uint8_t* run0 = tile_run_of(a, run_tile, slice);
-    const uint32_t tile_bytes = static_cast<uint32_t>(a.in / kSplitRunElems) * kTiledRunBytes;
+    const uint32_t tile_bytes = static_cast<uint32_t>(tiled_run_at(a.in, kTileRows, 0));  // tile 1's run
     const uint32_t quad_bytes = kQuad * tile_bytes,
                    last = static_cast<uint32_t>(t1 - 1 - run_tile) * tile_bytes;
     auto fill = [&](int u, uint8_t* slot) {
@@ -218,7 +218,8 @@ bool CudaOps::has_wgmma_decode() const {
 
 bool wgmma_decode_takes(const CudaOps& ops, const MatmulArgs& a) {
     // The kernel's offsets into the matrix are 32-bit (its tiles' runs, one quad past the last).
-    const int64_t bytes = (a.out + kTileRows - 1) / kTileRows * (a.in / kSplitRunElems) * kTiledRunBytes;
+    const auto bytes =
+        static_cast<int64_t>(tiled_run_at(a.in, (a.out + kTileRows - 1) / kTileRows * kTileRows, 0));
     return ops.has_wgmma_decode() && a.type == DType::PQ2_0T && a.in % (kSliceBlocks * kQuantBlock) == 0 &&
            a.n >= 1 && bytes < (int64_t{1} << 31) && wg_smem_bytes(4) <= ops.props().sharedMemPerBlockOptin;
 }
