@@ -48,6 +48,7 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     fuse_inputs_ = !env_switched_off("NIWA_FUSE_INPUTS");
     early_reads_ = !env_switched_off("NIWA_EARLY_READS");
     if (env_switched_off("NIWA_SHARED_SUMS")) shared_sum_outputs_ = kNeverShared;
+    prestage_x_ = !env_switched_off("NIWA_PRESTAGE_X");
 }
 
 CudaOps::~CudaOps() {

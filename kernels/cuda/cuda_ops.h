@@ -74,6 +74,11 @@ public:
     // cached tokens, the recurrent delta rule its state): where the step is settled
     // (StepInfo::settled), unless NIWA_EARLY_READS=0 in the environment (for measurements).
     bool reads_early(const StepInfo& step) const { return step.settled && early_reads_; }
+    // Whether the wgmma decode kernel's x is staged once a call by a kernel before it, each block
+    // copying its slice's record (matmul_decode_wgmma.cu), rather than by every block from x: on
+    // unless NIWA_PRESTAGE_X=0 in the environment (for measurements); tests set both.
+    bool prestage_x() const { return prestage_x_; }
+    void set_prestage_x(bool on) { prestage_x_ = on; }
     // From how many outputs of a decode matmul's row group its slices share the sum of their
     // partials (matmul_decode.cuh, sum_slices) rather than the last of them summing it alone:
     // 4096, or never where NIWA_SHARED_SUMS=0 in the environment (for measurements); tests also
@@ -170,7 +175,17 @@ public:
 
     // Scratch device memory for op `id` (one Workspace value per user), grown on demand and
     // kept: after a warm-up step no op allocates. Valid until the next call with the same id.
-    enum class Workspace { Matmul, GemmInput, GemmWeights, Rotate, Attention, GatedDeltaRule, Sample, Count };
+    enum class Workspace {
+        Matmul,
+        DecodeX,
+        GemmInput,
+        GemmWeights,
+        Rotate,
+        Attention,
+        GatedDeltaRule,
+        Sample,
+        Count
+    };
     void* workspace(Workspace id, size_t bytes);
 
 private:
@@ -198,6 +213,7 @@ private:
     bool fuse_inputs_ = true;
     bool early_reads_ = true;
     int64_t shared_sum_outputs_ = 4096;
+    bool prestage_x_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
     ncclComm* comm_ = nullptr;  // the device group's communicator, this rank's

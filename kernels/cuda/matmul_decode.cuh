@@ -111,12 +111,37 @@ struct RowLayout {
     __device__ __forceinline__ static int at(int r, int qb, int word) { return r * kXWords + qb * 64 + word; }
 };
 
+// Lane `lane`'s share of staging one x row's quant block (xr: its 128 values): the values at
+// positions at0, at0 + 8, at1, at1 + 8 (load), as the fp16 pairs of words lane and lane + 32
+// times 4^-s (pack), whose bias sums take `weight` (block_biases).
+template <WordPairs W>
+struct StageLane {
+    int at0, at1;
+    float sc, weight;
+    __device__ __forceinline__ explicit StageLane(int lane) {
+        const int e = lane & 7;
+        at0 = 16 * position_word<W>(lane >> 3) + e;
+        at1 = 16 * position_word<W>((lane >> 3) + 4) + e;
+        sc = pair_x_scale(e);
+        weight = 1024.0f + 1.0f / sc;
+    }
+    __device__ __forceinline__ void load(const float* xr, float (&v)[4]) const {
+        v[0] = xr[at0];
+        v[1] = xr[at0 + 8];
+        v[2] = xr[at1];
+        v[3] = xr[at1 + 8];
+    }
+    __device__ __forceinline__ void pack(const float (&v)[4], uint32_t& w0, uint32_t& w1) const {
+        w0 = f16x2_bits(v[0] * sc, v[1] * sc);
+        w1 = f16x2_bits(v[2] * sc, v[3] * sc);
+    }
+};
+
 template <int NT, WordPairs W, typename Layout = RowLayout>
 __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, uint32_t* xs, float* bias) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-    const int rows = min(static_cast<int>(a.n), NT * 8), e = lane & 7;
-    const int at0 = 16 * position_word<W>(lane >> 3) + e, at1 = 16 * position_word<W>((lane >> 3) + 4) + e;
-    const float sc = pair_x_scale(e), weight = 1024.0f + 1.0f / sc;
+    const int rows = min(static_cast<int>(a.n), NT * 8);
+    const StageLane<W> sl(lane);
     // Item i = r nqb + qb (x row r's quant block qb); a warp takes items warp + k warps, kBatch
     // at a time with every load issued before the first store: at 24 rows a warp has 24 items,
     // whose loads one by one were 24 trips to memory (measured: 14 % of the register kernel's
@@ -135,20 +160,13 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
             const int i = min(i0 + j * warps, items - 1);
             r[j] = i / nqb;
             qb[j] = i - r[j] * nqb;
-            const float* xr = a.x + r[j] * a.ldx + static_cast<int64_t>(qb0 + qb[j]) * kQuantBlock;
-            v[j][0] = xr[at0];
-            v[j][1] = xr[at0 + 8];
-            v[j][2] = xr[at1];
-            v[j][3] = xr[at1 + 8];
+            sl.load(a.x + r[j] * a.ldx + static_cast<int64_t>(qb0 + qb[j]) * kQuantBlock, v[j]);
         }
         uint32_t w0[K], w1[K];
         float sum[K];
 #pragma unroll
-        for (int j = 0; j < K; ++j) {
-            w0[j] = f16x2_bits(v[j][0] * sc, v[j][1] * sc);
-            w1[j] = f16x2_bits(v[j][2] * sc, v[j][3] * sc);
-        }
-        block_biases<K>(w0, w1, weight, sum);
+        for (int j = 0; j < K; ++j) sl.pack(v[j], w0[j], w1[j]);
+        block_biases<K>(w0, w1, sl.weight, sum);
 #pragma unroll
         for (int j = 0; j < K; ++j)
             if (i0 + j * warps < items) {

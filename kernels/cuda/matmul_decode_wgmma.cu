@@ -19,6 +19,12 @@
 // decode. Its fragments and accumulators alternate between two sets (a set is written again only
 // after the group reading it has finished).
 //
+// x is staged once a call (stage_records_kernel, launched before the matmul: a warp a row's quant
+// block, as stage_x stages it) into a record a slice, which each block copies whole into shared
+// memory with the bulk copy engine (bulk_copy.cuh): staged by every block, a 24-row call's x cost
+// ~6.5 µs of it and 26 blocks converted each slice again (docs/BENCHMARKS.md, seventeenth and
+// twenty-first passes). With CudaOps::prestage_x off each block stages its slice itself.
+//
 // x is staged as the wgmma's B operand, K-major without swizzle: for each quant block qb, code
 // word half w (the thread's word 2 tig + w) and pair e, a column of 8 NT rows x 16 bytes (row r:
 // the words of positions 4 w + tig, tig = 0..3). A k16 step (pairs E, E + 1 of word w) is then
@@ -26,6 +32,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "kernels/cuda/bulk_copy.cuh"
 #include "kernels/cuda/decode_units.cuh"
 #include "kernels/cuda/matmul_decode.cuh"
 #include "kernels/cuda/pdl.cuh"
@@ -59,8 +66,14 @@ __host__ __device__ constexpr size_t wg_x_bytes(int nt) {
 __host__ __device__ constexpr size_t wg_bias_bytes(int nt) {
     return static_cast<size_t>(kSliceBlocks) * 8 * nt * 4;
 }
+// x's slice and its bias sums: what a block stages, or copies as one record (stage_records_kernel).
+__host__ __device__ constexpr size_t wg_record_bytes(int nt) {
+    return wg_x_bytes(nt) + wg_bias_bytes(nt);
+}
+static_assert(wg_record_bytes(1) % 16 == 0, "a record is copied in 16-byte units");
+// The record, the warps' rings, the copy's barrier and sum_slices' flag.
 __host__ __device__ constexpr size_t wg_smem_bytes(int nt) {
-    return wg_x_bytes(nt) + wg_bias_bytes(nt) + static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes + 16;
+    return wg_record_bytes(nt) + static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes + 32;
 }
 __host__ __device__ constexpr int wg_blocks_per_sm(int nt) {
     return nt == 1 ? 2 : 1;
@@ -122,8 +135,42 @@ __device__ __forceinline__ void issue_block(const uint32_t (&f)[8][4], uint64_t 
     wgmma_fence_operands(d);
 }
 
+// x's rows as the wgmma kernel's records, [slice]: a warp a (x row, quant block), as stage_x
+// stages it (the same words and sums), once a call instead of once a block.
 template <int NT>
-__global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_decode_kernel(DecodeParams p) {
+__global__ void __launch_bounds__(256) stage_records_kernel(MatmulArgs a, uint8_t* records) {
+#ifdef NIWA_WGMMA
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int per_row = static_cast<int>(a.in / kQuantBlock);
+    const int item = static_cast<int>(blockIdx.x) * (blockDim.x >> 5) + warp;
+    pdl_release();
+    pdl_wait();
+    if (item >= a.n * per_row) return;
+    const int r = item / per_row, qb = item - r * per_row;
+    const int slice = qb / kSliceBlocks, sqb = qb - slice * kSliceBlocks;
+    const StageLane<WordPairs::Adjacent> sl(lane);
+    float v[4];
+    sl.load(a.x + r * a.ldx + static_cast<int64_t>(qb) * kQuantBlock, v);
+    uint32_t w0, w1;
+    sl.pack(v, w0, w1);
+    const float sum = block_bias(w0, w1, sl.weight);
+    uint8_t* rec = records + slice * wg_record_bytes(NT);
+    uint32_t* xs = reinterpret_cast<uint32_t*>(rec);
+    xs[WgmmaX<NT>::at(r, sqb, lane)] = w0;
+    xs[WgmmaX<NT>::at(r, sqb, lane + 32)] = w1;
+    if (lane == 0) reinterpret_cast<float*>(rec + wg_x_bytes(NT))[sqb * NT * 8 + r] = sum;
+    fence_async_global();  // the records are read by the bulk copy engine
+#else
+    (void)a, (void)records;
+    __trap();  // launched only with the wgmma kernel
+#endif
+}
+
+// records: x's slices as stage_records_kernel writes them (each block copies its own), or null
+// (each block stages its slice from x).
+template <int NT>
+__global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
+    wgmma_decode_kernel(DecodeParams p, const uint8_t* records) {
 #ifdef NIWA_WGMMA
     extern __shared__ __align__(128) uint8_t smem[];
     uint32_t* xs = reinterpret_cast<uint32_t*>(smem);
@@ -154,10 +201,20 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
     uint8_t* slots = smem + wg_x_bytes(NT) + wg_bias_bytes(NT) + warp * kWgRing * kRingSlotBytes;
     UnitRing<kWgRing, decltype(fill)> ring{fill, slots, units};
 
+    uint64_t* copied = reinterpret_cast<uint64_t*>(smem + wg_smem_bytes(NT) - 32);
+    if (records && threadIdx.x == 0) mbarrier_init(copied);
+    __syncthreads();
+
     pdl_release();
     ring.prime();
     pdl_wait();
-    stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
+    if (records) {
+        if (threadIdx.x == 0)
+            bulk_copy_to_shared(smem, records + slice * wg_record_bytes(NT), wg_record_bytes(NT), copied);
+        mbarrier_wait(copied, 0);
+    } else {
+        stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
+    }
 
     const uint64_t x_desc = wgmma_desc(xs, WgmmaX<NT>::kRows * 16, 128);
     // The warp's unit u (half u % 2 of its tile u / 2) from the ring.
@@ -201,7 +258,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT)) wgmma_dec
     }
     sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + wg_smem_bytes(NT) - 16));
 #else
-    (void)p;
+    (void)p, (void)records;
     __trap();  // launched only where sm_90a code exists (wgmma_decode_takes)
 #endif
 }
@@ -230,12 +287,23 @@ void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
     for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
         with_x_tiles(static_cast<int>((pass.n + 7) / 8), [&](auto x_tiles) {
             constexpr int NT = decltype(x_tiles)::value;
+            const uint8_t* records = nullptr;
+            if (ops.prestage_x()) {
+                const size_t bytes =
+                    wg_record_bytes(NT) * static_cast<size_t>(pass.in / (kSliceBlocks * kQuantBlock));
+                auto* r = static_cast<uint8_t*>(ops.workspace(CudaOps::Workspace::DecodeX, bytes));
+                const int64_t warps = pass.n * (pass.in / kQuantBlock);
+                NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), stage_records_kernel<NT>,
+                                                   dim3(static_cast<unsigned>((warps + 7) / 8)), dim3(256), 0,
+                                                   ops.stream(), pass, r));
+                records = r;
+            }
             auto* kernel = wgmma_decode_kernel<NT>;
             static std::atomic<uint64_t> configured{0};
             static std::atomic<int> cached[64] = {};
             allow_max_smem(ops, kernel, configured);
             const int n = blocks_per_sm(ops, kernel, kWgWarps * 32, wg_smem_bytes(NT), cached);
-            launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n));
+            launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n), records);
         });
     });
 }

@@ -354,7 +354,8 @@ private slots:
     }
 
     // The wgmma decode kernel (PQ2_0T of whole runs, on sm_90 GPUs): against the CPU and, bit for
-    // bit, the register kernel on the same weights and x (the same sums in the same order). One to
+    // bit, the register kernel on the same weights and x (the same sums in the same order), with x
+    // staged once a call (copied by each block from its slice's record) and by each block. One to
     // five x tiles (40 rows: two passes), groups of tiles that are not whole warpgroup quads (333
     // rows: 21 tiles), one slice and many, padded x and y rows.
     void wgmmaDecode() {
@@ -368,28 +369,34 @@ private slots:
             {1030, 5120, 9, 0, 0, 0, 0},   {2048, 5120, 24, 0, 0, 0, 1}, {5120, 6144, 1, 0, 0, 0, 0},
             {4096, 17408, 17, 0, 0, 0, 0}, {640, 3072, 32, 0, 0, 5, 0},  {512, 2048, 31, 0, 0, 0, 0},
         };
-        for (const Case& c : cases) {
-            std::vector<float> via_registers, via_wgmma;
-            std::mt19937 rng_r(6000), rng_w(6000);
-            cuda.set_decode_gemm(G::Registers);
-            const double err_r = run_case(b, DType::PQ2_0T, c, rng_r, &via_registers);
-            cuda.set_decode_gemm(G::Wgmma);
-            const double err_w = run_case(b, DType::PQ2_0T, c, rng_w, &via_wgmma);
-            const bool same = same_bits(via_wgmma, via_registers);
-            qInfo("wgmma PQ2_0T %lldx%lld n=%lld: error %.3g (registers %.3g), %s",
-                  static_cast<long long>(c.out), static_cast<long long>(c.in), static_cast<long long>(c.n),
-                  err_w, err_r, same ? "bit for bit the register kernel" : "DIFFERENT");
-            QVERIFY2(err_w <= 3e-2 && err_r <= 3e-2, qPrintable(QString("%1x%2 n=%3: wgmma %4, registers %5")
-                                                                    .arg(c.out)
-                                                                    .arg(c.in)
-                                                                    .arg(c.n)
-                                                                    .arg(err_w)
-                                                                    .arg(err_r)));
-            QVERIFY2(
-                same,
-                qPrintable(QString("the kernels differ by %1").arg(relative_gap(via_wgmma, via_registers))));
-        }
+        for (const bool prestaged : {true, false})
+            for (const Case& c : cases) {
+                std::vector<float> via_registers, via_wgmma;
+                std::mt19937 rng_r(6000), rng_w(6000);
+                cuda.set_decode_gemm(G::Registers);
+                const double err_r = run_case(b, DType::PQ2_0T, c, rng_r, &via_registers);
+                cuda.set_decode_gemm(G::Wgmma);
+                cuda.set_prestage_x(prestaged);
+                const double err_w = run_case(b, DType::PQ2_0T, c, rng_w, &via_wgmma);
+                const bool same = same_bits(via_wgmma, via_registers);
+                qInfo("wgmma PQ2_0T %lldx%lld n=%lld, x %s: error %.3g (registers %.3g), %s",
+                      static_cast<long long>(c.out), static_cast<long long>(c.in),
+                      static_cast<long long>(c.n), prestaged ? "prestaged" : "staged by each block", err_w,
+                      err_r, same ? "bit for bit the register kernel" : "DIFFERENT");
+                QVERIFY2(err_w <= 3e-2 && err_r <= 3e-2,
+                         qPrintable(QString("%1x%2 n=%3: wgmma %4, registers %5")
+                                        .arg(c.out)
+                                        .arg(c.in)
+                                        .arg(c.n)
+                                        .arg(err_w)
+                                        .arg(err_r)));
+                QVERIFY2(
+                    same,
+                    qPrintable(
+                        QString("the kernels differ by %1").arg(relative_gap(via_wgmma, via_registers))));
+            }
         cuda.set_decode_gemm(G::Auto);
+        cuda.set_prestage_x(true);
     }
 
     // The cross-slice sum shared by a group's slices (sum_slices, from

@@ -1,0 +1,72 @@
+// The sm_90 bulk copy engine (cp.async.bulk, the TMA without a tensor map) and the shared-memory
+// barriers (mbarrier) that count its bytes: one thread asks for a contiguous global range to land
+// in shared memory, and every thread waits on the barrier's phase. Outside sm_90 code the
+// wrappers are empty and a kernel using them must not run.
+#pragma once
+
+#include <cstdint>
+
+namespace niwa::kernels::cuda {
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define NIWA_BULK_COPY 1
+#endif
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// A barrier of one arrival a phase (the thread that asks for the copy), made visible to the copy
+// engine; the block synchronises before any other thread waits on it.
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
+#ifdef NIWA_BULK_COPY
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#else
+    (void)bar;
+#endif
+}
+
+// `bytes` (a multiple of 16, both ends 16-byte aligned) from global `src` to shared `dst`; the
+// barrier's phase completes when they have landed. Called by one thread, which also arrives.
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, uint32_t bytes,
+                                                    uint64_t* bar) {
+#ifdef NIWA_BULK_COPY
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
+                 "r"(bytes)
+                 : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            shared_address(dst)),
+        "l"(src), "r"(bytes), "r"(shared_address(bar))
+        : "memory");
+#else
+    (void)dst, (void)src, (void)bytes, (void)bar;
+#endif
+}
+
+// Waits until the barrier's phase of parity `parity` (0 for its first, 1 for its second, ...)
+// has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+#ifdef NIWA_BULK_COPY
+    uint32_t done = 0;
+    while (!done)
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
+            "p;\n}\n"
+            : "=r"(done)
+            : "r"(shared_address(bar)), "r"(parity)
+            : "memory");
+#else
+    (void)bar, (void)parity;
+#endif
+}
+
+// Generic-proxy stores to global memory made visible to a later bulk copy that reads them.
+__device__ __forceinline__ void fence_async_global() {
+#ifdef NIWA_BULK_COPY
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+#endif
+}
+
+}  // namespace niwa::kernels::cuda
