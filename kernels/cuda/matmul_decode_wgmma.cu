@@ -42,8 +42,11 @@ namespace niwa::kernels::cuda {
 
 namespace {
 
-constexpr int kWgWarps = 8;  // two warpgroups a block
-constexpr int kWgRing = 4;   // units in a warp's ring: three in flight ahead of the one decoded
+// Three warpgroups a block, one block an SM from two x tiles: ptxas fits the kernel in 168
+// registers a thread (16-40 bytes of spills) where two warpgroups took 187-248, and the third
+// warpgroup's latency hiding made batch 24 3.6 % faster (docs/BENCHMARKS.md, twenty-first pass).
+constexpr int kWgWarps = 12;
+constexpr int kWgRing = 4;  // units in a warp's ring: three in flight ahead of the one decoded
 
 // stage_x's layout for the wgmma: word 8 p + e of x row r's quant block qb (p = 4 w + tig).
 template <int NT>
@@ -179,7 +182,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     const MatmulArgs& a = p.a;
     const int group = blockIdx.x, slice = blockIdx.y;
     const int64_t t0 = p.tiles * group / p.groups, t1 = p.tiles * (group + 1) / p.groups;
-    // Warpgroup wg takes the group's tiles four at a time (t0 + 4 (wg + 2 k), + 4), its warp wq the
+    // Warpgroup wg takes the group's tiles four at a time (t0 + 4 (wg + 3 k), + 4), its warp wq the
     // wq-th; past t1 a warp reads the group's last tile again and stores nothing. Every warp of a
     // warpgroup runs the same units, as its wgmma need.
     const int wg = warp >> 2, wq = warp & 3;
