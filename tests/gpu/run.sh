@@ -79,12 +79,20 @@ ab() {
   # more files, as `git diff > F` writes them, each against the tree as it is) is applied, the
   # engine built (Release, incremental) and kept as build-gpu/ab/SIDE, and the patch reverted;
   # the tree as it is last. A side is "with" (one patch) or "with-NAME" (NAME: the patch file's
-  # name less .patch), and "without". A side whose engine is there already (a call cut short:
-  # `build` clears them) is not built again. Then each side is benched NIWA_AB_ROUNDS times
-  # (default 2), alternating, with NIWA_AB_ARGS (default: batch 1,2,4,8,24, no prefill, 64
-  # steps); prints tok/s a batch for each run. Needs `build` first.
-  local e=build-gpu/engine/niwa-engine patches r side patch sides=()
-  read -r -a patches <<<"${NIWA_AB_PATCH:?set NIWA_AB_PATCH to one or more diffs}"
+  # name less .patch), and "without". Each NAME:VAR=VALUE[,VAR=VALUE...] in NIWA_AB_ENV is a
+  # side "env-NAME" too: the tree's engine run with those variables set (switches a build reads
+  # from its environment cost no build of their own). A side whose engine is there already (a
+  # call cut short: `build` clears them) is not built again. Then each side is benched
+  # NIWA_AB_ROUNDS times (default 2), alternating, with NIWA_AB_ARGS (default: batch 1,2,4,8,24,
+  # no prefill, 64 steps); prints tok/s a batch for each run. Needs `build` first.
+  local e=build-gpu/engine/niwa-engine patches envs r side patch spec engine sides=() vars=()
+  declare -A side_env=()
+  read -r -a patches <<<"${NIWA_AB_PATCH:-}"
+  read -r -a envs <<<"${NIWA_AB_ENV:-}"
+  [ $((${#patches[@]} + ${#envs[@]})) -gt 0 ] || { echo "ab: set NIWA_AB_PATCH and/or NIWA_AB_ENV" >&2; return 1; }
+  for spec in "${envs[@]}"; do
+    [[ "$spec" == ?*:?*=* ]] || { echo "ab: NIWA_AB_ENV takes NAME:VAR=VALUE[,VAR=VALUE...], not '$spec'" >&2; return 1; }
+  done
   model_27b
   mkdir -p build-gpu/ab
   for patch in "${patches[@]}"; do git apply --check "$patch"; done
@@ -103,10 +111,20 @@ ab() {
     if [ -n "$patch" ]; then git apply -R "$patch"; fi
     echo "built $side"
   done
+  for spec in "${envs[@]}"; do
+    sides+=("env-${spec%%:*}")
+    side_env["env-${spec%%:*}"]=${spec#*:}
+  done
   for ((r = 1; r <= ${NIWA_AB_ROUNDS:-2}; r++)); do
     for side in "${sides[@]}"; do
+      vars=()
+      engine="build-gpu/ab/$side"
+      if [ -n "${side_env[$side]:-}" ]; then
+        IFS=, read -r -a vars <<<"${side_env[$side]}"
+        engine=build-gpu/ab/without
+      fi
       # shellcheck disable=SC2086  # the arguments split on purpose
-      "build-gpu/ab/$side" bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 \
+      env "${vars[@]}" "$engine" bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs 24 \
         ${NIWA_AB_ARGS:---batch 1,2,4,8,24 --prompt 0 --steps 64} --json \
         2>"$out/ab-$side-$r.log" >"$out/ab-$side-$r.json" || true
       decode_rates "$out/ab-$side-$r.json" "$side $r" || tail -n 5 "$out/ab-$side-$r.log"
