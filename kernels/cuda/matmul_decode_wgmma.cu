@@ -138,14 +138,16 @@ __device__ __forceinline__ void issue_block(const uint32_t (&f)[8][4], uint64_t 
     wgmma_fence_operands(d);
 }
 
+constexpr int kRecordWarps = 8;  // a stage_records_kernel block's warps, an item each
+
 // x's rows as the wgmma kernel's records, [slice]: a warp a (x row, quant block), as stage_x
 // stages it (the same words and sums), once a call instead of once a block.
 template <int NT>
-__global__ void __launch_bounds__(256) stage_records_kernel(MatmulArgs a, uint8_t* records) {
+__global__ void __launch_bounds__(kRecordWarps * 32) stage_records_kernel(MatmulArgs a, uint8_t* records) {
 #ifdef NIWA_WGMMA
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int per_row = static_cast<int>(a.in / kQuantBlock);
-    const int item = static_cast<int>(blockIdx.x) * (blockDim.x >> 5) + warp;
+    const int item = static_cast<int>(blockIdx.x) * kRecordWarps + warp;
     pdl_release();
     pdl_wait();
     if (item >= a.n * per_row) return;
@@ -201,7 +203,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     auto fill = [&](int u, uint8_t* slot) {
         issue_tiled_unit(run0 + min(static_cast<uint32_t>(u >> 1) * quad_bytes, last), u & 1, slot, lane);
     };
-    uint8_t* slots = smem + wg_x_bytes(NT) + wg_bias_bytes(NT) + warp * kWgRing * kRingSlotBytes;
+    uint8_t* slots = smem + wg_record_bytes(NT) + warp * kWgRing * kRingSlotBytes;
     UnitRing<kWgRing, decltype(fill)> ring{fill, slots, units};
 
     uint64_t* copied = reinterpret_cast<uint64_t*>(smem + wg_smem_bytes(NT) - 32);
@@ -295,10 +297,11 @@ void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
                 const size_t bytes =
                     wg_record_bytes(NT) * static_cast<size_t>(pass.in / (kSliceBlocks * kQuantBlock));
                 auto* r = static_cast<uint8_t*>(ops.workspace(CudaOps::Workspace::DecodeX, bytes));
-                const int64_t warps = pass.n * (pass.in / kQuantBlock);
-                NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), stage_records_kernel<NT>,
-                                                   dim3(static_cast<unsigned>((warps + 7) / 8)), dim3(256), 0,
-                                                   ops.stream(), pass, r));
+                const int64_t items = pass.n * (pass.in / kQuantBlock);
+                NIWA_CUDA_CHECK(
+                    launch_overlapping(ops.overlap_launches(), stage_records_kernel<NT>,
+                                       dim3(static_cast<unsigned>((items + kRecordWarps - 1) / kRecordWarps)),
+                                       dim3(kRecordWarps * 32), 0, ops.stream(), pass, r));
                 records = r;
             }
             auto* kernel = wgmma_decode_kernel<NT>;
