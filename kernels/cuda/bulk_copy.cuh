@@ -6,21 +6,19 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/mma.cuh"
+
 namespace niwa::kernels::cuda {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define NIWA_BULK_COPY 1
 #endif
 
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // A barrier of one arrival a phase (the thread that asks for the copy), made visible to the copy
 // engine; the block synchronises before any other thread waits on it.
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
 #ifdef NIWA_BULK_COPY
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #else
     (void)bar;
@@ -32,13 +30,12 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
 __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, uint32_t bytes,
                                                     uint64_t* bar) {
 #ifdef NIWA_BULK_COPY
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
-                 "r"(bytes)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
                  : "memory");
     asm volatile(
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-            shared_address(dst)),
-        "l"(src), "r"(bytes), "r"(shared_address(bar))
+            smem_addr(dst)),
+        "l"(src), "r"(bytes), "r"(smem_addr(bar))
         : "memory");
 #else
     (void)dst, (void)src, (void)bytes, (void)bar;
@@ -55,7 +52,7 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
             "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
             "p;\n}\n"
             : "=r"(done)
-            : "r"(shared_address(bar)), "r"(parity)
+            : "r"(smem_addr(bar)), "r"(parity)
             : "memory");
 #else
     (void)bar, (void)parity;

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/mma.cuh"
+
 namespace niwa::kernels::cuda {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -55,7 +57,7 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N]) {
 // A K-major operand in shared memory without swizzle, from `p` (16-byte aligned): core matrices
 // of 8 rows x 16 bytes (row r at 16 r), `k_stride` bytes apart along K and `n_stride` along N.
 __device__ __forceinline__ uint64_t wgmma_desc(const void* p, uint32_t k_stride, uint32_t n_stride) {
-    const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+    const uint32_t addr = smem_addr(p);
     return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(k_stride >> 4) << 16) |
            (static_cast<uint64_t>(n_stride >> 4) << 32);
 }
