@@ -90,17 +90,29 @@ __global__ void __launch_bounds__(kRowwiseWarps * 32) matmul_rowwise_kernel(Matm
 }
 
 // Few output rows (GDN's alpha and beta: one per value head): a block takes 16 rows, two a
-// warp, and 256 inputs (a 96 x 5120 matrix is 120 blocks); a lane keeps its 8 weights of each
-// row in registers for every row of x, so x's slice is read once a block and the weights once.
-// The slices' partial sums meet in slice order (sum_slices), the result independent of timing.
+// warp, 256 inputs and kRowsAtOnce rows of x (a 96 x 5120 matrix is 120 blocks a quad of x rows);
+// a lane keeps its 8 weights of each row in registers, so x's slice is read once a block and the
+// weights once a quad. Each quad of x rows is its own problem (its rows of x and y, its partials
+// and group counters): one trip for x a block, where one block taking every row took one a quad
+// in turn. The slices' partial sums meet in slice order (sum_slices), the result independent of
+// timing and of the split.
 constexpr int kSmallOutWarps = 8;
 constexpr int kSmallOutK = 256;          // inputs a block: two runs of 4 a lane
 constexpr int64_t kSmallOutRows = 1024;  // below this many rows a warp per row leaves SMs idle
+constexpr int kRowsAtOnce = 4;           // rows of x a block, all their loads before any store
 
 // Vec: x rows are 16-byte aligned and `in` a multiple of 4, so x is read as float4.
 template <DType T, bool Vec>
-__global__ void __launch_bounds__(kSmallOutWarps * 32) matmul_smallout_kernel(DecodeParams p) {
+__global__ void __launch_bounds__(kSmallOutWarps * 32) matmul_smallout_kernel(DecodeParams whole) {
     __shared__ unsigned flag;
+    // This block's quad of x rows as a problem of its own.
+    DecodeParams p = whole;
+    const int quad = blockIdx.z;
+    p.a.x += quad * kRowsAtOnce * p.a.ldx;
+    p.a.y += quad * kRowsAtOnce * p.a.ldy;
+    p.a.n = min(static_cast<int64_t>(kRowsAtOnce), p.a.n - quad * kRowsAtOnce);
+    if (p.partial) p.partial += static_cast<int64_t>(quad) * p.slices * kRowsAtOnce * p.a.out;
+    if (p.counters) p.counters += 2 * quad * p.groups;
     const MatmulArgs& a = p.a;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int group = blockIdx.x, slice = blockIdx.y;
@@ -119,53 +131,48 @@ __global__ void __launch_bounds__(kSmallOutWarps * 32) matmul_smallout_kernel(De
             for (int j = 0; j < 4; ++j) w[i][4 * h + j] = v[j];
         }
     pdl_wait();  // the weights are fetched; x is an earlier kernel's output
-    // kRowsAtOnce rows of x at a time, all their loads before any store (stores could alias x
-    // as far as the compiler knows, so it would not move the next rows' loads above them).
-    constexpr int kRowsAtOnce = 4;
-    for (int r0 = 0; r0 < a.n; r0 += kRowsAtOnce) {
-        float xv[kRowsAtOnce][8];
+    // All the quad's loads before any store (stores could alias x as far as the compiler knows).
+    float xv[kRowsAtOnce][8];
 #pragma unroll
-        for (int q = 0; q < kRowsAtOnce; ++q) {
-            const float* xr = a.x + min(r0 + q, static_cast<int>(a.n) - 1) * a.ldx;
+    for (int q = 0; q < kRowsAtOnce; ++q) {
+        const float* xr = a.x + min(q, static_cast<int>(a.n) - 1) * a.ldx;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int64_t k = k0 + 128 * h;
-                if constexpr (Vec) {
-                    const float4 v =
-                        k < a.in ? *reinterpret_cast<const float4*>(xr + k) : make_float4(0, 0, 0, 0);
-                    xv[q][4 * h] = v.x;
-                    xv[q][4 * h + 1] = v.y;
-                    xv[q][4 * h + 2] = v.z;
-                    xv[q][4 * h + 3] = v.w;
-                } else {
+        for (int h = 0; h < 2; ++h) {
+            const int64_t k = k0 + 128 * h;
+            if constexpr (Vec) {
+                const float4 v =
+                    k < a.in ? *reinterpret_cast<const float4*>(xr + k) : make_float4(0, 0, 0, 0);
+                xv[q][4 * h] = v.x;
+                xv[q][4 * h + 1] = v.y;
+                xv[q][4 * h + 2] = v.z;
+                xv[q][4 * h + 3] = v.w;
+            } else {
 #pragma unroll
-                    for (int j = 0; j < 4; ++j) xv[q][4 * h + j] = k + j < a.in ? xr[k + j] : 0.0f;
-                }
+                for (int j = 0; j < 4; ++j) xv[q][4 * h + j] = k + j < a.in ? xr[k + j] : 0.0f;
             }
         }
-        float s[kRowsAtOnce][2] = {};
+    }
+    float s[kRowsAtOnce][2] = {};
+#pragma unroll
+    for (int q = 0; q < kRowsAtOnce; ++q)
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) s[q][i] = fmaf(w[i][j], xv[q][j], s[q][i]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
 #pragma unroll
         for (int q = 0; q < kRowsAtOnce; ++q)
 #pragma unroll
-            for (int i = 0; i < 2; ++i)
+            for (int i = 0; i < 2; ++i) s[q][i] += __shfl_xor_sync(0xffffffffu, s[q][i], off);
 #pragma unroll
-                for (int j = 0; j < 8; ++j) s[q][i] = fmaf(w[i][j], xv[q][j], s[q][i]);
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1)
-#pragma unroll
-            for (int q = 0; q < kRowsAtOnce; ++q)
-#pragma unroll
-                for (int i = 0; i < 2; ++i) s[q][i] += __shfl_xor_sync(0xffffffffu, s[q][i], off);
-#pragma unroll
-        for (int q = 0; q < kRowsAtOnce; ++q) {
-            const int r = r0 + q;
-            if (lane >= 2 || r >= a.n || o0 + lane >= a.out) continue;
-            const float v = lane == 0 ? s[q][0] : s[q][1];
-            if (p.slices == 1)
-                a.y[r * a.ldy + o0 + lane] = v;
-            else
-                p.partial[(static_cast<int64_t>(slice) * a.n + r) * a.out + o0 + lane] = v;
-        }
+    for (int r = 0; r < kRowsAtOnce; ++r) {
+        if (lane >= 2 || r >= a.n || o0 + lane >= a.out) continue;
+        const float v = lane == 0 ? s[r][0] : s[r][1];
+        if (p.slices == 1)
+            a.y[r * a.ldy + o0 + lane] = v;
+        else
+            p.partial[(static_cast<int64_t>(slice) * a.n + r) * a.out + o0 + lane] = v;
     }
     sum_slices(p, group, group, group + 1, &flag);
 }
@@ -177,8 +184,16 @@ void launch_smallout(CudaOps& ops, const MatmulArgs& a) {
     p.groups = static_cast<int>((a.out + kTileRows - 1) / kTileRows);
     p.slices = static_cast<int>((a.in + kSmallOutK - 1) / kSmallOutK);
     p.tiles = p.groups;
-    plan_slice_sums(ops, p);
-    const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
+    // Partials and counters for every quad of x rows (each a problem of kRowsAtOnce rows).
+    const int quads = static_cast<int>((a.n + kRowsAtOnce - 1) / kRowsAtOnce);
+    DecodeParams all = p;
+    all.a.n = static_cast<int64_t>(quads) * kRowsAtOnce;
+    all.groups = p.groups * quads;
+    plan_slice_sums(ops, all);
+    p.partial = all.partial;
+    p.counters = all.counters;
+    const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices),
+                    static_cast<unsigned>(quads));
     const bool vec = a.in % 4 == 0 && a.ldx % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
     const dim3 block(kSmallOutWarps * 32);
     NIWA_CUDA_CHECK(vec ? launch_overlapping(ops.overlap_launches(), matmul_smallout_kernel<T, true>, grid,
