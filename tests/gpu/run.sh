@@ -203,21 +203,34 @@ sanitize() {
   #   passes with the tiles (docs/BENCHMARKS.md, nineteenth pass).
   # - QtTest's 5-minute limit a test function is lifted: under racecheck the gated delta rule's
   #   prefill cases alone take over 2 minutes.
-  local tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r log runs
+  # - NIWA_SANITIZE_DEADLINE (seconds from the start, default none) fits the whole under a limit
+  #   such as the device tool's ten minutes a command: each run is cut at the deadline at the
+  #   latest, none starts with less than a minute left, and the summary is still printed (a run
+  #   that never started reads "not run"). At 8 runs at a time the suite fits two such calls
+  #   (split by NIWA_SANITIZE_TESTS) but for six racecheck runs of over 400 s each
+  #   (docs/BENCHMARKS.md, twenty-third pass).
+  local tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r log runs limit left
+  local deadline=${NIWA_SANITIZE_DEADLINE:-0} start=$SECONDS
   declare -A runs_of
   for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
     runs=$(sanitize_runs "$tool")
     runs_of[$tool]=$runs
     for t in $runs; do
       while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
-      sanitize_one "$tool" "$t" &
+      limit=${NIWA_SANITIZE_TIMEOUT:-500}
+      if [ "$deadline" -gt 0 ]; then
+        left=$((deadline - (SECONDS - start)))
+        [ "$left" -ge 60 ] || continue
+        [ "$left" -ge "$limit" ] || limit=$left
+      fi
+      sanitize_one "$tool" "$t" "$limit" &
     done
   done
   wait
   for tool in ${NIWA_SANITIZE_TOOLS:-memcheck racecheck}; do
     for t in ${runs_of[$tool]}; do
       log=$(sanitize_log "$tool" "$t")
-      r=$(cat "$log.rc" 2>/dev/null || echo missing)
+      r=$(cat "$log.rc" 2>/dev/null || echo "not run")
       echo "$tool $t: exit $r, $(grep -E '(ERROR|RACECHECK) SUMMARY' "$log.log" 2>/dev/null | tail -n 1)"
       [ "$r" = 0 ] || bad=1
     done
@@ -256,11 +269,11 @@ sanitize_log() {
   echo "$out/sanitize-$1-$(tr ':+' '--' <<<"$2")"
 }
 
-# sanitize_one TOOL TEST: one compute-sanitizer run (sanitize_log says where). TEST may name one
-# test function and a data row of it, as QtTest takes them, with + for a space:
-# test_cuda_matmul:realShapes:PQ2_0T+mixed runs `test_cuda_matmul "realShapes:PQ2_0T mixed"`.
+# sanitize_one TOOL TEST SECONDS: one compute-sanitizer run (sanitize_log says where), cut after
+# SECONDS. TEST may name one test function and a data row of it, as QtTest takes them, with + for
+# a space: test_cuda_matmul:realShapes:PQ2_0T+mixed runs `test_cuda_matmul "realShapes:PQ2_0T mixed"`.
 sanitize_one() {
-  local tool=$1 t=$2 bin r=0 args=() fn=() log
+  local tool=$1 t=$2 seconds=$3 bin r=0 args=() fn=() log
   log=$(sanitize_log "$tool" "$t")
   [[ "$t" == *:* ]] && fn=("$(tr + ' ' <<<"${t#*:}")")
   bin=$(sanitize_bin "${t%%:*}")
@@ -273,7 +286,7 @@ sanitize_one() {
   [ "$tool" = racecheck ] && args+=(--kernel-name kns=niwa)
   local gemm=${NIWA_PREFILL_GEMM:-}
   [ "$tool" = racecheck ] && gemm=tiles
-  NIWA_PREFILL_GEMM=$gemm QTEST_FUNCTION_TIMEOUT=3600000 timeout "${NIWA_SANITIZE_TIMEOUT:-500}" \
+  NIWA_PREFILL_GEMM=$gemm QTEST_FUNCTION_TIMEOUT=3600000 timeout "$seconds" \
     compute-sanitizer --tool "$tool" "${args[@]}" --error-exitcode 99 "$bin" "${fn[@]}" >"$log.log" 2>&1 || r=$?
   echo "$r" >"$log.rc"
 }
