@@ -152,10 +152,14 @@ const char* mode_name(GdnMode m) {
 class TestCudaGatedDeltaRule : public QObject {
     Q_OBJECT
 
-    // Both backends over the same steps in each mode, the GPU in each precision (the op is fp32
-    // in both); outputs and final states within 1e-4.
+    // Both backends over the same steps in the row's mode, the GPU in the row's precision (the
+    // op is fp32 in both); outputs and final states within 1e-4.
     void check(const char* what, uint32_t seed, const Geometry& geo,
                const std::vector<std::vector<int>>& lengths, const std::vector<std::vector<int>>& slot_of) {
+        QFETCH(int, mode_id);
+        QFETCH(int, precision);
+        const auto mode = static_cast<GdnMode>(mode_id);
+        const auto p = static_cast<Precision>(precision);
         std::mt19937 rng(seed);
         std::vector<Step> steps;
         steps.reserve(lengths.size());
@@ -170,54 +174,61 @@ class TestCudaGatedDeltaRule : public QObject {
             for (int s : so) used[s] = true;
         const size_t per_slot = size_t(geo.n_v) * geo.dk * geo.dv;
         auto cpu = make_cpu_ops(0);
-        for (GdnMode mode : {GdnMode::Recurrent, GdnMode::Chunked, GdnMode::Auto}) {
-            const Result want = run_cpu(*cpu, geo, ptrs, state0, mode, scale);
-            for (Precision p : {Precision::Fp32, Precision::Mixed}) {
-                const char* prec = p == Precision::Fp32 ? "fp32" : "mixed";
-                auto gpu = make_cuda_ops(0, p);
-                const Result got = run_gpu(*gpu, geo, ptrs, state0, mode, scale);
-                double e_out = 0.0;
-                for (size_t i = 0; i < steps.size(); ++i)
-                    e_out = std::max(e_out, tensor_error(got.outs[i], want.outs[i]));
-                const double e_state =
-                    relative_error(std::vector<double>(got.state.begin(), got.state.end()),
-                                   std::vector<double>(want.state.begin(), want.state.end()));
-                qInfo("%s %s %s: output error %.3g, state error %.3g", what, mode_name(mode), prec, e_out,
-                      e_state);
-                QVERIFY2(e_out <= 1e-4 && e_state <= 1e-4, qPrintable(QString("%1 %2 %3: output %4 state %5")
-                                                                          .arg(what, mode_name(mode), prec)
-                                                                          .arg(e_out)
-                                                                          .arg(e_state)));
-                // A settled run: the same arithmetic, the state read early; the same bits.
-                const Result early = run_gpu(*gpu, geo, ptrs, state0, mode, scale, true);
-                bool same = early.state == got.state;
-                for (size_t i = 0; i < steps.size(); ++i)
-                    same = same && std::memcmp(early.outs[i].buf.data(), got.outs[i].buf.data(),
-                                               got.outs[i].buf.size() * sizeof(float)) == 0;
-                QVERIFY2(
-                    same,
-                    qPrintable(QString("%1 %2 %3: a settled run differs").arg(what, mode_name(mode), prec)));
-                // Slots no sequence used keep their state exactly.
-                for (int s = 0; s < kSlots; ++s)
-                    if (!used[s])
-                        QVERIFY(std::equal(got.state.begin() + s * per_slot,
-                                           got.state.begin() + (s + 1) * per_slot,
-                                           state0.begin() + s * per_slot));
-            }
-        }
+        const Result want = run_cpu(*cpu, geo, ptrs, state0, mode, scale);
+        const char* prec = p == Precision::Fp32 ? "fp32" : "mixed";
+        auto gpu = make_cuda_ops(0, p);
+        const Result got = run_gpu(*gpu, geo, ptrs, state0, mode, scale);
+        double e_out = 0.0;
+        for (size_t i = 0; i < steps.size(); ++i)
+            e_out = std::max(e_out, tensor_error(got.outs[i], want.outs[i]));
+        const double e_state = relative_error(std::vector<double>(got.state.begin(), got.state.end()),
+                                              std::vector<double>(want.state.begin(), want.state.end()));
+        qInfo("%s %s %s: output error %.3g, state error %.3g", what, mode_name(mode), prec, e_out, e_state);
+        QVERIFY2(e_out <= 1e-4 && e_state <= 1e-4, qPrintable(QString("%1 %2 %3: output %4 state %5")
+                                                                  .arg(what, mode_name(mode), prec)
+                                                                  .arg(e_out)
+                                                                  .arg(e_state)));
+        // A settled run: the same arithmetic, the state read early; the same bits.
+        const Result early = run_gpu(*gpu, geo, ptrs, state0, mode, scale, true);
+        bool same = early.state == got.state;
+        for (size_t i = 0; i < steps.size(); ++i)
+            same = same && std::memcmp(early.outs[i].buf.data(), got.outs[i].buf.data(),
+                                       got.outs[i].buf.size() * sizeof(float)) == 0;
+        QVERIFY2(same,
+                 qPrintable(QString("%1 %2 %3: a settled run differs").arg(what, mode_name(mode), prec)));
+        // Slots no sequence used keep their state exactly.
+        for (int s = 0; s < kSlots; ++s)
+            if (!used[s])
+                QVERIFY(std::equal(got.state.begin() + s * per_slot, got.state.begin() + (s + 1) * per_slot,
+                                   state0.begin() + s * per_slot));
+    }
+
+    // A row per mode and precision: each runs alone (QtTest's "function:row"), which keeps a
+    // run under compute-sanitizer's racecheck to minutes (tests/gpu/run.sh sanitize).
+    static void mode_rows() {
+        QTest::addColumn<int>("mode_id");
+        QTest::addColumn<int>("precision");
+        for (GdnMode m : {GdnMode::Recurrent, GdnMode::Chunked, GdnMode::Auto})
+            for (Precision p : {Precision::Fp32, Precision::Mixed})
+                QTest::newRow(
+                    qPrintable(QString("%1 %2").arg(mode_name(m), p == Precision::Fp32 ? "fp32" : "mixed")))
+                    << static_cast<int>(m) << static_cast<int>(p);
     }
 
 private slots:
+    void decodeOnly_data() { mode_rows(); }
     void decodeOnly() {
         check("decode 128", 100, tiled(128, 128, 4, 12), {{1, 1, 1, 1, 1}}, {{3, 0, 8, 5, 1}});
     }
 
+    void prefillOnly_data() { mode_rows(); }
     void prefillOnly() {
         check("prefill 128", 101, tiled(128, 128, 2, 6), {{1, 63, 64, 65, 200, 700}}, {{4, 0, 6, 2, 8, 3}});
         check("prefill 128 aligned", 105, tiled(128, 128, 2, 6, true), {{1, 63, 64, 65, 200, 700}},
               {{4, 0, 6, 2, 8, 3}});
     }
 
+    void mixed_data() { mode_rows(); }
     void mixed() {
         check("mixed 128", 102, tiled(128, 128, 4, 12), {{1, 130, 1, 9, 3, 300}}, {{7, 1, 0, 6, 2, 4}});
         check("mixed 64", 103, tiled(64, 64, 2, 4), {{5, 1, 70, 2, 129}}, {{2, 0, 5, 3, 7}});
@@ -226,6 +237,7 @@ private slots:
 
     // 27B's heads: 20 chunks, more than one workspace window holds (16 at 48 heads), so the
     // windows split the 200-token sequence.
+    void layout27b_data() { mode_rows(); }
     void layout27b() { check("27b", 107, grouped_27b(), {{700, 65, 1, 200, 63, 64}}, {{5, 0, 8, 2, 7, 3}}); }
 
     // gated_delta_rule_raw: the GPU (fused when every sequence is recurrent, else the
@@ -334,6 +346,7 @@ private slots:
         }
     }
 
+    void stateCarriesAcrossSteps_data() { mode_rows(); }
     void stateCarriesAcrossSteps() {
         // A prefill in two steps, then decode steps, the other sequences joining in between.
         check("steps 128", 104, tiled(128, 128, 2, 6), {{100, 1}, {29, 1, 64}, {1, 1, 1}, {1, 1, 2}},
