@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -175,6 +175,14 @@ patterns() {
   mkdir -p build-gpu
   nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/read_pattern.cu -o build-gpu/read_pattern
   build-gpu/read_pattern | tee "$out/read-pattern.jsonl"
+}
+
+icache() {
+  # What code out of the instruction caches costs a launch: straight-line kernels of 0.1-128 KB,
+  # the same one again and again or eight copies in turn (icache.cu).
+  mkdir -p build-gpu
+  nvcc -O3 -std=c++17 -arch=sm_90a tests/gpu/icache.cu -o build-gpu/icache
+  build-gpu/icache | tee "$out/icache.jsonl"
 }
 
 mma_rate() {
