@@ -16,20 +16,13 @@
 // of JSON a size. Built and run by tests/gpu/run.sh icache: nvcc -O3 -arch=sm_90a icache.cu.
 #include <cuda_runtime.h>
 
+#include "cuda_check.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
 
 namespace {
-
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        cudaError_t e = (x);                                                               \
-        if (e != cudaSuccess) {                                                            \
-            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
 
 constexpr int kThreads = 128;
 constexpr int kCopies = 8;

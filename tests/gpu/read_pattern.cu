@@ -16,6 +16,8 @@
 // Built and run by tests/gpu/run.sh patterns: nvcc -O3 -arch=sm_90 read_pattern.cu.
 #include <cuda_runtime.h>
 
+#include "cuda_check.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -28,15 +30,6 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kRunBytes = 272, kScaleBytes = 16, kSlices = 5, kRowBytes = kSlices * kRunBytes;
 constexpr int kTileRows = 16, kTileRunBytes = kTileRows * kRunBytes;
-
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        cudaError_t e = (x);                                                               \
-        if (e != cudaSuccess) {                                                            \
-            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
 
 __device__ __forceinline__ uint2 load_once(const uint8_t* p) {
     uint2 v;
