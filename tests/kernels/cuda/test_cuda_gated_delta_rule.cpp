@@ -147,6 +147,10 @@ const char* mode_name(GdnMode m) {
     return m == GdnMode::Recurrent ? "recurrent" : m == GdnMode::Chunked ? "chunked" : "auto";
 }
 
+const char* precision_name(Precision p) {
+    return p == Precision::Fp32 ? "fp32" : "mixed";
+}
+
 }  // namespace
 
 class TestCudaGatedDeltaRule : public QObject {
@@ -175,7 +179,7 @@ class TestCudaGatedDeltaRule : public QObject {
         const size_t per_slot = size_t(geo.n_v) * geo.dk * geo.dv;
         auto cpu = make_cpu_ops(0);
         const Result want = run_cpu(*cpu, geo, ptrs, state0, mode, scale);
-        const char* prec = p == Precision::Fp32 ? "fp32" : "mixed";
+        const char* prec = precision_name(p);
         auto gpu = make_cuda_ops(0, p);
         const Result got = run_gpu(*gpu, geo, ptrs, state0, mode, scale);
         double e_out = 0.0;
@@ -210,8 +214,7 @@ class TestCudaGatedDeltaRule : public QObject {
         QTest::addColumn<int>("precision");
         for (GdnMode m : {GdnMode::Recurrent, GdnMode::Chunked, GdnMode::Auto})
             for (Precision p : {Precision::Fp32, Precision::Mixed})
-                QTest::newRow(
-                    qPrintable(QString("%1 %2").arg(mode_name(m), p == Precision::Fp32 ? "fp32" : "mixed")))
+                QTest::newRow(qPrintable(QString("%1 %2").arg(mode_name(m), precision_name(p))))
                     << static_cast<int>(m) << static_cast<int>(p);
     }
 
