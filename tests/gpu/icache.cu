@@ -10,10 +10,11 @@
 // independent chains a thread so they issue back to back), each instruction run once by every
 // warp of 2 blocks of 4 warps an SM:
 //   warm  the same kernel again and again;
-//   cold  kCopies kernels of the same size and code in turn (kCopies x S KB run between two
-//         launches of one copy).
-// cold - warm is what fetching S KB from outside the instruction caches costs a launch; a line
-// of JSON a size. Built and run by tests/gpu/run.sh icache: nvcc -O3 -arch=sm_90a icache.cu.
+//   cold  C kernels of the same size and code in turn, C = 2, 4, 8, 16 (C x S KB of code run
+//         between two launches of one copy).
+// cold - warm is what fetching S KB from further out costs a launch; how it grows with C x S says
+// how much code the caches between the SM and the L2 hold. A line of JSON a size. Built and run
+// by tests/gpu/run.sh icache: nvcc -O3 -arch=sm_90a icache.cu.
 #include <cuda_runtime.h>
 
 #include "cuda_check.h"
@@ -25,7 +26,7 @@
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kCopies = 8;
+constexpr int kCopies = 16;  // the most copies a size
 constexpr int kLaunches = 256;
 
 // N FFMA in straight-line code (asm volatile: neither removed nor merged); Copy makes each
@@ -56,7 +57,7 @@ float time_launches(const Kernel* k, int n, dim3 grid, float* sink) {
     cudaEvent_t start, stop;
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
-    for (int i = 0; i < kCopies; ++i) k[i % n]<<<grid, kThreads>>>(1.0f, 0.5f, sink);  // loaded, run once
+    for (int i = 0; i < n; ++i) k[i]<<<grid, kThreads>>>(1.0f, 0.5f, sink);  // loaded, run once
     CHECK(cudaEventRecord(start));
     for (int i = 0; i < kLaunches; ++i) k[i % n]<<<grid, kThreads>>>(1.0f, 0.5f, sink);
     CHECK(cudaEventRecord(stop));
@@ -69,18 +70,19 @@ float time_launches(const Kernel* k, int n, dim3 grid, float* sink) {
     return ms * 1000.0f / kLaunches;
 }
 
-template <int N>
+// One line: the warm figure, then for C = 2, 4, ... Copies the cold one less the warm one.
+template <int N, int Copies>
 void measure(dim3 grid, float* sink) {
-    Kernel k[kCopies];
-    fill<N>(k, std::make_integer_sequence<int, kCopies>{});
+    Kernel k[Copies];
+    fill<N>(k, std::make_integer_sequence<int, Copies>{});
     cudaFuncAttributes attr{};
     CHECK(cudaFuncGetAttributes(&attr, straight_kernel<N, 0>));
     const float warm = time_launches(k, 1, grid, sink);
-    const float cold = time_launches(k, kCopies, grid, sink);
-    std::printf(
-        "{\"ffma\": %d, \"code_kb\": %.1f, \"registers\": %d, \"blocks\": %u, \"warm_us\": %.2f, "
-        "\"cold_us\": %.2f, \"cold_minus_warm_us\": %.2f}\n",
-        N, N * 16 / 1024.0, attr.numRegs, grid.x, warm, cold, cold - warm);
+    std::printf("{\"ffma\": %d, \"code_kb\": %.1f, \"registers\": %d, \"blocks\": %u, \"warm_us\": %.2f", N,
+                N * 16 / 1024.0, attr.numRegs, grid.x, warm);
+    for (int c = 2; c <= Copies; c *= 2)
+        std::printf(", \"cold%d_minus_warm_us\": %.2f", c, time_launches(k, c, grid, sink) - warm);
+    std::printf("}\n");
 }
 
 }  // namespace
@@ -91,14 +93,14 @@ int main() {
     float* sink = nullptr;
     CHECK(cudaMalloc(&sink, kThreads * sizeof(float)));
     const dim3 grid(2u * static_cast<unsigned>(prop.multiProcessorCount));
-    std::fprintf(stderr, "%s, %d SMs; %d launches a figure, %d copies for cold\n", prop.name,
+    std::fprintf(stderr, "%s, %d SMs; %d launches a figure, up to %d copies for cold\n", prop.name,
                  prop.multiProcessorCount, kLaunches, kCopies);
-    measure<8>(grid, sink);
-    measure<128>(grid, sink);
-    measure<512>(grid, sink);
-    measure<2048>(grid, sink);
-    measure<4096>(grid, sink);
-    measure<8192>(grid, sink);
+    measure<8, 16>(grid, sink);
+    measure<1024, 16>(grid, sink);
+    measure<2048, 16>(grid, sink);
+    measure<4096, 16>(grid, sink);
+    measure<6144, 16>(grid, sink);
+    measure<8192, 8>(grid, sink);
     CHECK(cudaFree(sink));
     return 0;
 }
