@@ -20,8 +20,12 @@ using namespace attn;
 // A sequence with at most this many new tokens is planned as decode rows (split-K over the
 // cache); longer ones as prefill tiles.
 constexpr int kDecodeMaxQ = 4;
-// Split-K aims at this many blocks per SM, with at least kMinSplitTokens tokens a split.
-constexpr int kDecodeBlocksPerSm = 8;
+// Split-K: as many splits as fill this many waves of the decode kernel's resident blocks (as
+// many as the SMs hold at once), with at least kMinSplitTokens tokens a split. A block pays
+// fixed costs (its q, its first tile's latency, merging its warps) in which its SM's share of
+// the bandwidth goes unused; two waves measured faster than three or four at 4-24 sequences
+// (docs/BENCHMARKS.md, twenty-fifth pass).
+constexpr int kDecodeWaves = 2;
 constexpr int kMinSplitTokens = 64;
 
 template <typename T>
@@ -119,8 +123,10 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
             e.row[i] = rows[first + i].second;
         }
         const int64_t blocks = int64_t(n) * g.n;
-        const int64_t want =
-            (int64_t(kDecodeBlocksPerSm) * ops.props().multiProcessorCount + blocks - 1) / blocks;
+        const bool tensor = !std::is_same_v<T, float> && ops.precision() == Precision::Mixed;
+        const int64_t resident =
+            int64_t(decode_blocks_per_sm<T>(d, tensor)) * ops.props().multiProcessorCount;
+        const int64_t want = kDecodeWaves * resident / blocks;
         e.n_splits = int(std::max<int64_t>(1, std::min({want, split_cap, int64_t(kMaxDecodeSplits)})));
         Partials p;
         p.n_q_heads = int(n_heads);
@@ -132,7 +138,7 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
             p.ml = ws + parts * size_t(d);
         }
         if constexpr (!std::is_same_v<T, float>) {
-            if (ops.precision() == Precision::Mixed)
+            if (tensor)
                 launch_decode_mma<T>(a, g, e, p, d, ops.overlap_launches(), ops.stream());
             else
                 launch_decode<T>(a, g, e, p, d, ops.stream());

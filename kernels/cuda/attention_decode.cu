@@ -3,7 +3,9 @@
 // for all the group's query heads, with an fp32 online softmax per head; the block merges its
 // warps and writes either the output (one split) or a partial that a combine pass merges.
 // Precision::Mixed on a 16-bit pool takes the tensor-core kernel (decode_mma_kernel, below).
+#include <algorithm>
 #include <climits>
+#include <type_traits>
 
 #include "kernels/cuda/attention_kernels.h"
 #include "kernels/cuda/pdl.cuh"
@@ -475,6 +477,27 @@ void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Part
     NIWA_CUDA_CHECK(launch_overlapping(overlap, combine_kernel, dim3(unsigned(p.n_q_heads), unsigned(e.n)),
                                        dim3(unsigned(d)), 0, stream, a, e, p, d));
 }
+
+template <typename T>
+int decode_blocks_per_sm(int d, bool tensor) {
+    int n = 0;
+    with_head_dim(d, [&](auto hd) {
+        constexpr int D = decltype(hd)::value;
+        if constexpr (!std::is_same_v<T, float>) {
+            if (tensor) {
+                NIWA_CUDA_CHECK(
+                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_mma_kernel<T, D>, kThreads, 0));
+                return;
+            }
+        }
+        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_kernel<T, D>, kThreads, 0));
+    });
+    return std::max(n, 1);
+}
+
+template int decode_blocks_per_sm<float>(int, bool);
+template int decode_blocks_per_sm<__half>(int, bool);
+template int decode_blocks_per_sm<__nv_bfloat16>(int, bool);
 
 template void launch_decode<float>(const AttnArgs&, const HeadGroups&, const DecodeEntries&, const Partials&,
                                    int, cudaStream_t);
