@@ -179,7 +179,7 @@ patterns() {
 
 icache() {
   # What code out of the instruction caches costs a launch: straight-line kernels of 0.1-128 KB,
-  # the same one again and again or eight copies in turn (icache.cu).
+  # the same one again and again or 2, 4, 8 and 16 copies in turn (icache.cu).
   mkdir -p build-gpu
   nvcc -O3 -std=c++17 -arch=sm_90a tests/gpu/icache.cu -o build-gpu/icache
   build-gpu/icache | tee "$out/icache.jsonl"
