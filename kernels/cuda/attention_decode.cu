@@ -483,14 +483,10 @@ int decode_blocks_per_sm(int d, bool tensor) {
     int n = 0;
     with_head_dim(d, [&](auto hd) {
         constexpr int D = decltype(hd)::value;
-        if constexpr (!std::is_same_v<T, float>) {
-            if (tensor) {
-                NIWA_CUDA_CHECK(
-                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_mma_kernel<T, D>, kThreads, 0));
-                return;
-            }
-        }
-        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_kernel<T, D>, kThreads, 0));
+        auto kernel = decode_kernel<T, D>;
+        if constexpr (!std::is_same_v<T, float>)
+            if (tensor) kernel = decode_mma_kernel<T, D>;
+        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads, 0));
     });
     return std::max(n, 1);
 }
