@@ -215,10 +215,12 @@ sanitize() {
   #   such as the device tool's ten minutes a command: each run is cut at the deadline at the
   #   latest, none starts with less than a minute left, and the summary is still printed (a run
   #   that never started reads "not run"). At 8 runs at a time the suite fits two such calls
-  #   (split by NIWA_SANITIZE_TESTS) but for racecheck runs of over 400 s: test_cuda_model's
-  #   logitsMatchCpu small-300, mixedDecodeMatchesCpu and recordedStepsEqualDirect, and the gated
-  #   delta rule's layout27b rows (over 125 s each; its functions' rows are now a mode and a
-  #   precision each: docs/BENCHMARKS.md, twenty-third pass).
+  #   (split by NIWA_SANITIZE_TESTS) but for racecheck runs of over six minutes: test_cuda_model's
+  #   logitsMatchCpu small-300 and recordedStepsEqualDirect (mixedDecodeMatchesCpu takes six, the
+  #   gated delta rule's layout27b rows about five each at nine at a time: docs/BENCHMARKS.md,
+  #   twenty-sixth pass).
+  # - `test` first also makes the synthetic models test_cuda_model reads: made by the test
+  #   itself under compute-sanitizer (a child niwa-engine mkmodel), the run dies in initTestCase.
   local tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r log runs limit left
   local deadline=${NIWA_SANITIZE_DEADLINE:-0} start=$SECONDS
   declare -A runs_of
