@@ -49,6 +49,7 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     early_reads_ = !env_switched_off("NIWA_EARLY_READS");
     if (env_switched_off("NIWA_SHARED_SUMS")) shared_sum_outputs_ = kNeverShared;
     prestage_x_ = !env_switched_off("NIWA_PRESTAGE_X");
+    decode_x8_ = !env_switched_off("NIWA_DECODE_X8");
 }
 
 CudaOps::~CudaOps() {

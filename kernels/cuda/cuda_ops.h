@@ -79,6 +79,14 @@ public:
     // unless NIWA_PRESTAGE_X=0 in the environment (for measurements); tests set both.
     bool prestage_x() const { return prestage_x_; }
     void set_prestage_x(bool on) { prestage_x_ = on; }
+    // Whether the register decode kernel at 1-4 rows of x multiplies with x as two int8 values an
+    // input, a scale per row and 128-input quant block (matmul_decode_x8.cuh): twice the weights an
+    // mma, where the fp16 mma fed with decoded weights cannot keep up with the copy rate, and x
+    // within 2^-16 of its block's largest value, nearer than fp16 (docs/BENCHMARKS.md,
+    // twenty-seventh pass). On unless NIWA_DECODE_X8=0 in the environment (for measurements);
+    // tests set it.
+    bool decode_x8() const { return decode_x8_; }
+    void set_decode_x8(bool on) { decode_x8_ = on; }
     // From how many outputs of a decode matmul's row group its slices share the sum of their
     // partials (matmul_decode.cuh, sum_slices) rather than the last of them summing it alone:
     // 4096, or never where NIWA_SHARED_SUMS=0 in the environment (for measurements); tests also
@@ -214,6 +222,7 @@ private:
     bool early_reads_ = true;
     int64_t shared_sum_outputs_ = 4096;
     bool prestage_x_ = true;
+    bool decode_x8_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
     ncclComm* comm_ = nullptr;  // the device group's communicator, this rank's

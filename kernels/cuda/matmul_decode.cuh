@@ -222,8 +222,10 @@ __device__ __forceinline__ void rotated_signs(const RotatedX<Read>& src, int qb0
 // stage_x sums them: the result is bit for bit the matmul of the input staged by the rotate
 // kernels (rotate.cu), which run the same arithmetic. Each block of a slice builds its slice
 // again: at one and two rows that measured faster than a kernel that builds x once, at four the
-// same (docs/BENCHMARKS.md, twelfth pass). Ends with the block synchronised.
-template <int NT, WordPairs W, typename Read>
+// same (docs/BENCHMARKS.md, twelfth pass). Ends with the block synchronised. Fp32Rows: the input
+// is left in rows_buf as fp32 instead (row r's channel qb0 128 + c at r kRotatedRowBytes / 4 + c),
+// for the int8 staging (matmul_decode_x8.cuh); xs and bias are not touched.
+template <int NT, WordPairs W, typename Read, bool Fp32Rows = false>
 __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const float (&sg)[4], int64_t n,
                                               int qb0, int nqb, uint32_t* xs, float* bias, float* rows_buf) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
@@ -253,7 +255,7 @@ __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const f
         }
     }
     __syncthreads();
-    __half* xh = reinterpret_cast<__half*>(xs);
+    [[maybe_unused]] __half* xh = reinterpret_cast<__half*>(xs);
     for (int t = threadIdx.x; t < rows * kQuantBlock; t += blockDim.x) {
         const int r = t / kQuantBlock, i = t - r * kQuantBlock;
         const float* row = rows_buf + r * kSliceBlocks * kQuantBlock;
@@ -261,14 +263,23 @@ __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const f
 #pragma unroll
         for (int q = 0; q < kSliceBlocks; ++q) o[q] = q < nqb ? row[q * kQuantBlock + i] : 0.0f;
         register_butterflies(o, kQuantBlock, src.block);
+        const float norm = src.block > 0 ? src.norm : 1.0f;
+        if constexpr (Fp32Rows) {
+            // Each thread rewrites the channels it read: no other thread reads them.
+#pragma unroll
+            for (int q = 0; q < kSliceBlocks; ++q)
+                if (q < nqb) rows_buf[r * kSliceBlocks * kQuantBlock + q * kQuantBlock + i] = o[q] * norm;
+            continue;
+        }
         // Channel i of a quant block: code word i / 16, half (i >> 3) & 1 of its pair i % 8.
         const int at = 2 * (r * kXWords + 8 * word_position<W>(i >> 4) + (i & 7)) + ((i >> 3) & 1);
-        const float sc = pair_x_scale(i & 7), norm = src.block > 0 ? src.norm : 1.0f;
+        const float sc = pair_x_scale(i & 7);
 #pragma unroll
         for (int q = 0; q < kSliceBlocks; ++q)
             if (q < nqb) xh[at + 2 * 64 * q] = __float2half_rn(o[q] * norm * sc);
     }
     __syncthreads();
+    if constexpr (Fp32Rows) return;
     const float weight = 1024.0f + 1.0f / pair_x_scale(lane & 7);
     for (int i = warp; i < rows * nqb; i += warps) {
         const int r = i / nqb, qb = i - r * nqb;
@@ -376,14 +387,17 @@ __device__ __forceinline__ void store_conv(const ConvStore& cs, int64_t c, int64
 
 // Where a kernel's finished tiles go: y (one slice) or the slice's partial rows (a launch with a
 // ConvStore has several slices: split_decode_takes_conv). Thread (g, tig)'s columns nt 8 + 2 tig
-// + h are 32-bit offsets made once a kernel, -1 past x's rows (plan_decode: they fit).
+// + h are 32-bit offsets made once a kernel, -1 past x's rows (plan_decode: they fit). With
+// x8_columns (matmul_decode_x8.cuh: x row r is columns 2 r and 2 r + 1, summed into the first),
+// thread (g, tig)'s h = 0 sums are x row tig's and h = 1 holds none.
 template <int NT>
 struct TileStores {
     float* out;
     int rows;
     int col[NT][2];
 
-    __device__ __forceinline__ TileStores(const DecodeParams& p, int slice, int tig) {
+    __device__ __forceinline__ TileStores(const DecodeParams& p, int slice, int tig,
+                                          bool x8_columns = false) {
         const MatmulArgs& a = p.a;
         const int ld = static_cast<int>(p.slices == 1 ? a.ldy : a.out);
         out = p.slices == 1 ? a.y : p.partial + static_cast<int64_t>(slice) * a.n * a.out;
@@ -392,7 +406,7 @@ struct TileStores {
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const int c = nt * 8 + 2 * tig + h;
+                const int c = x8_columns ? (h == 0 ? tig : static_cast<int>(a.n)) : nt * 8 + 2 * tig + h;
                 col[nt][h] = c < a.n ? c * ld : -1;
             }
     }

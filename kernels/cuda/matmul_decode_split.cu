@@ -21,6 +21,7 @@
 #include "kernels/cuda/decode_units.cuh"
 #include "kernels/cuda/hadamard.cuh"
 #include "kernels/cuda/matmul_decode.cuh"
+#include "kernels/cuda/matmul_decode_x8.cuh"
 #include "kernels/cuda/pdl.cuh"
 #include "kernels/cuda/rotate_sources.cuh"
 
@@ -175,13 +176,24 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
 // the next unit's loads behind the multiply, so each unit waited a full trip to memory. Src:
 // PlainX (x as it is), or a RotatedX the block builds x from (stage_rotated; at most
 // kRotatedMaxRows rows, its fp32 rows after the flag in shared memory). Out: where the sums go
-// (PlainOut, or through GDN's conv: a ConvStore, with PlainX and several slices).
-template <int NT, bool Tiled, typename Src, typename Out>
+// (PlainOut, or through GDN's conv: a ConvStore, with PlainX and several slices). X8: 1-4 rows
+// of x as int8 pairs (matmul_decode_x8.cuh), where the fp16 staging would be.
+template <int NT, bool Tiled, typename Src, typename Out, bool X8>
 __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p, Src src, Out out) {
     constexpr bool kPlain = std::is_same_v<Src, PlainX>;
+    static_assert(!X8 || NT == 1, "int8 x is one mma's columns");
     extern __shared__ __align__(16) uint8_t smem[];
     const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
     const MatmulArgs& a = p.a;
+    [[maybe_unused]] float* rows_buf = reinterpret_cast<float*>(smem + decode_x_bytes(NT) + 16);
+    [[maybe_unused]] const uint8_t* xg = smem + g * kX8RowBytes + 32 * tig;  // X8: thread (g, tig)'s x
+    // acc += nb blocks of unit u (half h of the slice) times x.
+    auto product = [&, xw = xw, bias = bias, tig = tig](const Unit& u, int nb, int h, float(&acc)[NT][4]) {
+        if constexpr (X8)
+            unit_product_x8(u, nb, kUnitBlocks * h, smem, xg, tig, acc);
+        else
+            unit_product<NT>(u, nb, xw + 64 * kUnitBlocks * h, bias + kUnitBlocks * h * NT * 8, tig, acc);
+    };
 
     pdl_release();
     // The warp's tiles are t0 + warp + k kWarps, each two units (halves of the slice). The first
@@ -194,15 +206,23 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
     float sg[4];
     if constexpr (!kPlain) rotated_signs(src, qb0, nqb, sg);
     pdl_wait();
-    if constexpr (kPlain)
+    if constexpr (X8 && kPlain) {
+        stage_x8([&](int r, int64_t c) { return a.x[r * a.ldx + c]; }, a.n, qb0, nqb, smem);
+    } else if constexpr (X8) {
+        stage_rotated<NT, WordPairs::Adjacent, decltype(src.read), true>(src, sg, a.n, qb0, nqb, xs, bias,
+                                                                         rows_buf);
+        const int64_t c_first = static_cast<int64_t>(qb0) * kQuantBlock;
+        stage_x8([&](int r, int64_t c) { return rows_buf[r * kSliceBlocks * kQuantBlock + (c - c_first)]; },
+                 a.n, qb0, nqb, smem);
+    } else if constexpr (kPlain) {
         stage_x<NT, WordPairs::Adjacent>(a, qb0, nqb, xs, bias);
-    else
-        stage_rotated<NT, WordPairs::Adjacent>(src, sg, a.n, qb0, nqb, xs, bias,
-                                               reinterpret_cast<float*>(smem + decode_x_bytes(NT) + 16));
+    } else {
+        stage_rotated<NT, WordPairs::Adjacent>(src, sg, a.n, qb0, nqb, xs, bias, rows_buf);
+    }
 
     float acc[NT][4];
     zero(acc);
-    const TileStores<NT> stores(p, slice, tig);
+    const TileStores<NT> stores(p, slice, tig, X8);
     if (nqb == kSliceBlocks) {
         // Whole runs (every slice of a row whose length is a multiple of 1024): two units a
         // tile, each loaded while the other is multiplied; the loads are issued in program order
@@ -211,11 +231,10 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
         for (; t < t1; t += kWarps) {
             Unit second;
             load_half<Tiled>(runs, 1, kUnitBlocks, g, tig, second);
-            unit_product<NT>(cur, kUnitBlocks, xw, bias, tig, acc);
+            product(cur, kUnitBlocks, 0, acc);
             if (t + kWarps < t1) runs = runs_of<Tiled>(a, t + kWarps, slice, g);
             load_half<Tiled>(runs, 0, kUnitBlocks, g, tig, cur);
-            unit_product<NT>(second, kUnitBlocks, xw + 64 * kUnitBlocks, bias + kUnitBlocks * NT * 8, tig,
-                             acc);
+            product(second, kUnitBlocks, 1, acc);
             stores.store(t, g, acc);
             zero(acc);
         }
@@ -226,8 +245,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
             for (int h = 0; h * kUnitBlocks < nqb; ++h) {
                 const int nb = min(kUnitBlocks, nqb - kUnitBlocks * h);
                 load_half<Tiled>(runs, h, nb, g, tig, cur);
-                unit_product<NT>(cur, nb, xw + 64 * kUnitBlocks * h, bias + kUnitBlocks * h * NT * 8, tig,
-                                 acc);
+                product(cur, nb, h, acc);
             }
             stores.store(t, g, acc);
             zero(acc);
@@ -258,13 +276,18 @@ void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src
                         return launch_wave(ops, kernel, kWarps * 32, pass, ring_smem_bytes(NT), n);
                 }
             }
-            auto* kernel = split_decode_kernel<NT, Tiled, Src, Out>;
             const size_t smem = decode_x_bytes(NT) + 16 + (kPlain ? 0 : kRotatedMaxRows * kRotatedRowBytes);
-            static std::atomic<uint64_t> configured{0};
-            static std::atomic<int> cached[64] = {};
-            allow_max_smem(ops, kernel, configured);
-            launch_wave(ops, kernel, kWarps * 32, pass, smem,
-                        std::max(1, blocks_per_sm(ops, kernel, kWarps * 32, smem, cached)), src, out);
+            auto run = [&](auto x8) {
+                auto* kernel = split_decode_kernel<NT, Tiled, Src, Out, decltype(x8)::value>;
+                static std::atomic<uint64_t> configured{0};
+                static std::atomic<int> cached[64] = {};
+                allow_max_smem(ops, kernel, configured);
+                launch_wave(ops, kernel, kWarps * 32, pass, smem,
+                            std::max(1, blocks_per_sm(ops, kernel, kWarps * 32, smem, cached)), src, out);
+            };
+            if constexpr (NT == 1)
+                if (ops.decode_x8() && pass.n <= kX8MaxRows) return run(std::true_type{});
+            run(std::false_type{});
         };
         if (pass.type == DType::PQ2_0T)
             launch(std::true_type{});

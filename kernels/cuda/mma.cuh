@@ -4,6 +4,7 @@
 // 11 significant bits instead of 8 (8x less rounding; whole-model top-1 agreement with the
 // fp32 oracle needs it). Activations here are normalised and Hadamard-rotated, far inside
 // fp16's range.
+// Also m16n8k32 u8 x s8 with int32 sums: int8 x at 1-4 rows (matmul_decode_x8.cuh).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -30,6 +31,17 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1
         "{%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// d = A · B for one m16n8k32 tile of u8 A (weight codes) and s8 B (int8 x), int32 sums from
+// zero: a0..a3 and b0, b1 in the PTX fragment layout (matmul_decode_x8.cuh).
+__device__ __forceinline__ void mma_u8s8_zero(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                              uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%10,%10,%10};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {

@@ -5,10 +5,10 @@
 // kernels: `mma` (chains of mma only), `decode` (each mma fed as the decode kernels feed it:
 // four LOP3s building its A fragment from two code words, one shared-memory load of x, and per
 // iteration a shift of each word and its next value) and `decode_no_load` (the same with x in
-// registers, no shared-memory load); on sm_90, also `wgmma_decode` (the warpgroup mma with
-// the decoded fragment as its register operand and x read from shared memory by descriptor; one
-// counts as a warp's m16n8k16), `wgmma_pipe` (the same with two fragment sets in turn),
-// `wgmma_chain_nN` (one accumulator chain of N columns, groups of 2-8) and `wgmma_blocks_nN` (the
+// registers, no shared-memory load), `s8_mask` and `s8_shift` (int8 x: s8_kernel); on sm_90, also
+// `wgmma_decode` (the warpgroup mma with the decoded fragment as its register operand and x read from shared
+// memory by descriptor; one counts as a warp's m16n8k16), `wgmma_pipe` (the same with two fragment sets in
+// turn), `wgmma_chain_nN` (one accumulator chain of N columns, groups of 2-8) and `wgmma_blocks_nN` (the
 // wgmma decode kernel's structure, matmul_decode_wgmma.cu). Prints one JSON line per
 // configuration: mma per µs per SM.
 // Built and run by tests/gpu/run.sh mma_rate: nvcc -O3 -arch=sm_90a -I. mma_rate.cu (the mma as the
@@ -73,7 +73,43 @@ __device__ __forceinline__ void fill_x(uint2 (&xs)[N], uint32_t seed) {
     __syncthreads();
 }
 
-enum Mode { kBare, kDecode, kDecodeNoLoad, kWgmmaDecode };
+enum Mode { kBare, kDecode, kDecodeNoLoad, kWgmmaDecode, kS8Mask, kS8Shift };
+
+// The int8 modes (m16n8k32, u8 weights and s8 x: mma.cuh's mma_u8s8_zero, 512 weights an mma,
+// its sums from zero then added to the chain's, as the kernel combines them): each mma's A
+// fragment from the same two code words a row pair, one byte a code. kS8Mask: one AND a register
+// (byte b's code at bit 2 s, times 4^s; chain k takes s = k % 4); kS8Shift: a shift and an AND
+// (codes 0..2). x from shared memory as in kDecode. Counted in f16 mma (256 weights): two an
+// int8 mma.
+template <int C, Mode M>
+__global__ void s8_kernel(float* out, uint32_t seed) {
+    __shared__ __align__(128) uint2 xs[256];
+    fill_x(xs, seed);
+    int c[C][4] = {};
+    Codes w(seed);
+    const int lane = threadIdx.x & 31;
+    for (int i = 0; i < kIters / 2; ++i) {
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int s = k & 3;
+            const uint32_t m = 0x03030303u << (M == kS8Mask ? 2 * s : 0);
+            const uint32_t a = M == kS8Mask ? w.wa : w.wa >> (2 * s),
+                           b = M == kS8Mask ? w.wb : w.wb >> (2 * s);
+            const uint32_t a2 = M == kS8Mask ? w.wa ^ w.o : (w.wa ^ w.o) >> (2 * s),
+                           b2 = M == kS8Mask ? w.wb ^ w.o : (w.wb ^ w.o) >> (2 * s);
+            const uint2 x = xs[(i * C + k + lane / 4) & 255];
+            int d[4];  // from zero, as the kernel's (matmul_decode_x8.cuh), then summed
+            mma_u8s8_zero(d, a & m, b & m, a2 & m, b2 & m, x.x, x.y);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) c[k][j] += d[j];
+        }
+        w.next();
+    }
+    int s = 0;
+#pragma unroll
+    for (int k = 0; k < C; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+    if (s == 12345) out[threadIdx.x] = static_cast<float>(s);  // never: keeps the chains live
+}
 
 template <int C, Mode M>
 __global__ void rate_kernel(float* out, uint32_t seed) {
@@ -251,11 +287,13 @@ void sweep_blocks(int sms, float* out) {
     for (const int w : {4, 8, 16}) run_blocks<N>(sms, w, out);
 }
 
-const char* const kModeNames[] = {"mma", "decode", "decode_no_load", "wgmma_decode"};
+const char* const kModeNames[] = {"mma", "decode", "decode_no_load", "wgmma_decode", "s8_mask", "s8_shift"};
 
 template <int C, Mode M>
 void run(int sms, int warps_per_sm, float* out) {
-    const float ms = time_wave(rate_kernel<C, M>, sms, warps_per_sm, out);
+    // The int8 kernels run half the iterations with twice the weights an mma.
+    const float ms = M == kS8Mask || M == kS8Shift ? time_wave(s8_kernel<C, M>, sms, warps_per_sm, out)
+                                                   : time_wave(rate_kernel<C, M>, sms, warps_per_sm, out);
     const double per_sm = static_cast<double>(warps_per_sm) * kIters * C / (ms * 1e3);
     std::printf("{\"kernel\": \"%s\", \"warps_per_sm\": %d, \"chains\": %d, \"mma_per_us_per_sm\": %.1f}\n",
                 kModeNames[M], warps_per_sm, C, per_sm);
@@ -281,6 +319,8 @@ int main() {
     sweep<kBare>(prop.multiProcessorCount, out);
     sweep<kDecode>(prop.multiProcessorCount, out);
     sweep<kDecodeNoLoad>(prop.multiProcessorCount, out);
+    sweep<kS8Mask>(prop.multiProcessorCount, out);
+    sweep<kS8Shift>(prop.multiProcessorCount, out);
     if (prop.major == 9) {  // built for sm_90a
         sweep<kWgmmaDecode>(prop.multiProcessorCount, out);
         sweep_chain<8, true>(prop.multiProcessorCount, out);

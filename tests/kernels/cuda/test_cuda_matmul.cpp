@@ -3,7 +3,7 @@
 // sides of the decode/prefill switch (1, 7, 32, 33, 200), odd row counts, strided views of x, y
 // and the weight (a shard starting mid-row), and the model's real shapes. Both
 // prefill paths (cuBLAS on dequantized weights, the tensor-core tiles) on every type, and
-// against each other.
+// against each other. The register decode kernel's int8 x (1-4 rows) against its own CPU reference.
 #include "tests/kernels/cuda/cuda_test_util.h"
 
 #include <QtTest>
@@ -288,10 +288,12 @@ private slots:
     // what): both against the CPU and against each other; and PQ2_0T, where the inputs are whole
     // runs, equal to PQ2_0S kernel by kernel.
     // Short last runs (384, 1152, 8704 inputs), odd row counts, one to 32 rows of x; the ring
-    // kernel at 1-4 x tiles (whole runs: 1024, 2048, 3072, 5120 inputs).
+    // kernel at 1-4 x tiles (whole runs: 1024, 2048, 3072, 5120 inputs). x in fp16 throughout (int8 x
+    // at 1-4 rows is x8Decode's).
     void decodePaths() {
         Backends b(Precision::Mixed);
         auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        cuda.set_decode_x8(false);
         const Case cases[] = {
             {50, 384, 1, 16, 0, 5, 3},    {333, 1024, 7, 0, 0, 0, 0},   {129, 1152, 32, 8, 0, 3, 1},
             {2048, 5120, 24, 0, 0, 0, 0}, {5120, 8704, 1, 0, 0, 0, 0},  {1030, 1280, 9, 0, 0, 0, 0},
@@ -353,14 +355,120 @@ private slots:
         cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Auto);
     }
 
+    // The register kernel with int8 x (CudaOps::decode_x8, matmul_decode_x8.cuh), 1-4 rows: against
+    // a CPU reference of the same arithmetic (x per row and quant block as s (q0 + q1 / 256), both
+    // int8, rounded as the kernel rounds them; exact integer sums) to fp32 rounding, against the fp32
+    // oracle at least as near as the fp16 kernel, and bit for bit between PQ2_0S and PQ2_0T (the same
+    // sums in the same order). Short last runs (PQ2_0S), one slice and many, padded rows, zeros. At
+    // more rows the switch leaves the fp16 kernel: bit for bit the switch off.
+    void x8Decode() {
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        cuda.set_decode_x8(true);
+        cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Registers);
+        const Case cases[] = {
+            {50, 384, 1, 16, 0, 5, 3},    {333, 1024, 3, 0, 0, 0, 0},  {2048, 5120, 1, 0, 0, 0, 0},
+            {5120, 8704, 1, 0, 0, 0, 0},  {1030, 1280, 3, 0, 0, 2, 0}, {640, 3072, 4, 32, 0, 4, 5},
+            {4096, 2048, 4, 0, 0, 0, 0},  {129, 1152, 2, 8, 0, 3, 1},  {2048, 17408, 1, 0, 0, 0, 0},
+            {16384, 5120, 2, 0, 0, 0, 0}, {96, 2048, 4, 0, 0, 0, 0},   {333, 1024, 7, 0, 0, 0, 0},
+            {640, 3072, 5, 0, 0, 1, 2},
+        };
+        int seed = 9100;
+        for (const Case& c : cases) {
+            std::vector<float> via_split;
+            for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
+                if (!holds(t, c)) continue;
+                std::mt19937 rng(seed);
+                const CaseWeight w = case_weight(b, t, c, rng);
+                HostTensor x = random_tensor(rng, c.n, c.in, c.in + c.x_pad);
+                for (int64_t i = 0; i < c.in; i += 300) x.at(0, i) = 0.0f;          // zeros on the way
+                for (int64_t i = 0; i < kQuantBlock; ++i) x.at(c.n - 1, i) = 0.0f;  // a block of zeros
+                HostTensor want(c.n, c.out, c.out);
+                b.cpu->matmul(w.host, x.t, want.t);
+                const DeviceTensor dx(*b.gpu, x), dy(*b.gpu, c.n, c.out, c.out + c.y_pad);
+                b.gpu->matmul(w.dev, dx.t, dy.t);
+                const HostTensor got = dy.download();
+                QVERIFY2(padding_untouched(got, c.out), "wrote past a row of y");
+                cuda.set_decode_x8(false);
+                const DeviceTensor dy16(*b.gpu, c.n, c.out, c.out + c.y_pad);
+                b.gpu->matmul(w.dev, dx.t, dy16.t);
+                cuda.set_decode_x8(true);
+                const HostTensor fp16 = dy16.download();
+                if (c.n > 4) {
+                    QVERIFY2(same_bits(got.buf, fp16.buf), "int8 x switched on changed a matmul of 5+ rows");
+                    continue;
+                }
+
+                // The reference: x's blocks rounded as the kernel rounds them, the rows' weights
+                // dequantized, sums in double.
+                const int64_t blocks = c.in / kQuantBlock;
+                std::vector<double> q(static_cast<size_t>(c.n * c.in));  // q0 + q1 / 256
+                std::vector<float> sx(static_cast<size_t>(c.n * blocks));
+                for (int64_t r = 0; r < c.n; ++r)
+                    for (int64_t qb = 0; qb < blocks; ++qb) {
+                        const float* v = &x.at(r, qb * kQuantBlock);
+                        float m = 0.0f;
+                        for (int64_t i = 0; i < kQuantBlock; ++i) m = std::max(m, std::fabs(v[i]));
+                        const float inv = m > 0.0f ? 127.0f / m : 0.0f;
+                        for (int64_t i = 0; i < kQuantBlock; ++i) {
+                            const float t = v[i] * inv, q0 = std::nearbyint(t);
+                            const float q1 = std::min(std::nearbyint((t - q0) * 256.0f), 127.0f);
+                            q[size_t(r * c.in + qb * kQuantBlock + i)] = double(q0) + double(q1) / 256.0;
+                        }
+                        sx[size_t(r * blocks + qb)] = m / 127.0f;
+                    }
+                std::vector<float> wrow(static_cast<size_t>(c.in));
+                HostTensor ref(c.n, c.out, c.out);
+                for (int64_t o = 0; o < c.out; ++o) {
+                    dequantize_row(w.host.type,
+                                   static_cast<const uint8_t*>(w.host.data) + o * w.host.row_stride,
+                                   wrow.data(), c.in);
+                    for (int64_t r = 0; r < c.n; ++r) {
+                        double y = 0.0;
+                        for (int64_t qb = 0; qb < blocks; ++qb) {
+                            double sum = 0.0;
+                            for (int64_t i = qb * kQuantBlock; i < (qb + 1) * kQuantBlock; ++i)
+                                sum += double(wrow[size_t(i)]) * q[size_t(r * c.in + i)];
+                            y += sum * sx[size_t(r * blocks + qb)];
+                        }
+                        ref.at(r, o) = static_cast<float>(y);
+                    }
+                }
+                const double err_ref = tensor_error(got, ref), err = tensor_error(got, want),
+                             err16 = tensor_error(fp16, want);
+                qInfo("x8 %s %lldx%lld n=%lld: against its reference %.3g, against fp32 %.3g (fp16 x %.3g)",
+                      dtype_name(t), static_cast<long long>(c.out), static_cast<long long>(c.in),
+                      static_cast<long long>(c.n), err_ref, err, err16);
+                QVERIFY2(err_ref <= 1e-5, qPrintable(QString("%1x%2 n=%3: %4 from the int8 reference")
+                                                         .arg(c.out)
+                                                         .arg(c.in)
+                                                         .arg(c.n)
+                                                         .arg(err_ref)));
+                QVERIFY2(err <= err16,
+                         qPrintable(QString("%1 from the fp32 oracle, fp16 x %2").arg(err).arg(err16)));
+                if (t == DType::PQ2_0S) {
+                    via_split = got.buf;
+                } else {
+                    QVERIFY2(!via_split.empty() && same_bits(got.buf, via_split),
+                             qPrintable(QString("PQ2_0T differs from PQ2_0S by %1")
+                                            .arg(relative_gap(got.buf, via_split))));
+                }
+            }
+            ++seed;
+        }
+        cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Auto);
+    }
+
     // The wgmma decode kernel (PQ2_0T of whole runs, on sm_90 GPUs): against the CPU and, bit for
     // bit, the register kernel on the same weights and x (the same sums in the same order), with x
     // staged once a call (copied by each block from its slice's record) and by each block. One to
     // five x tiles (40 rows: two passes), groups of tiles that are not whole warpgroup quads (333
-    // rows: 21 tiles), one slice and many, padded x and y rows.
+    // rows: 21 tiles), one slice and many, padded x and y rows. x in fp16 in both (the register
+    // kernel's int8 x at 1-4 rows is x8Decode's).
     void wgmmaDecode() {
         Backends b(Precision::Mixed);
         auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        cuda.set_decode_x8(false);
         using G = cuda::CudaOps::DecodeGemm;
         if (cuda.props().major != 9) QSKIP("the wgmma kernel runs on sm_90 GPUs only");
         QVERIFY2(cuda.has_wgmma_decode(), "an sm_90 GPU but no wgmma kernel: build for 90a");
@@ -483,10 +591,13 @@ private slots:
         };
         const char* names[] = {"rotate", "swiglu", "gated norm", "sigmoid gate"};
         int seed = 7000;
-        for (int64_t shared : {int64_t{4096}, int64_t{1}})  // the sum as planned, then shared
+        // The sum as planned, then shared; then int8 x (one x tile of the register kernel) as planned.
+        for (const auto& [shared, x8] :
+             {std::pair{int64_t{4096}, false}, std::pair{int64_t{1}, false}, std::pair{int64_t{4096}, true}})
             for (const RCase& c : cases)
                 for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
                     cuda.set_shared_sum_outputs(shared);
+                    cuda.set_decode_x8(x8);
                     const Case wc{c.out, c.in, c.n, 0, 0, 0, 0};
                     if (!holds(t, wc)) continue;
                     std::mt19937 rng(seed++);
@@ -522,6 +633,7 @@ private slots:
                     in.r.signs = c.block ? dsigns.as<float>() : nullptr;
                     std::vector<G> kernels = {G::Auto, G::Registers, G::Ring};
                     if (cuda.has_wgmma_decode()) kernels.push_back(G::Wgmma);
+                    if (x8) kernels = {G::Auto, G::Registers};  // the kernels int8 x changes
                     // Where the wgmma kernel takes the weight, forcing it runs it (else Auto's pick).
                     const bool wgmma_takes = t == DType::PQ2_0T && c.in % 1024 == 0;
                     for (G k : kernels) {
@@ -546,12 +658,12 @@ private slots:
                         const bool same = std::memcmp(got[0].buf.data(), got[1].buf.data(),
                                                       got[0].buf.size() * sizeof(float)) == 0;
                         qInfo(
-                            "%s %s %lldx%lld n=%lld block %d kernel %d: error %.3g, staged first %.3g, %s, "
+                            "%s %s %lldx%lld n=%lld block %d kernel %d%s: error %.3g, staged first %.3g, %s, "
                             "%s",
                             names[static_cast<int>(c.kind)], dtype_name(t), static_cast<long long>(c.out),
                             static_cast<long long>(c.in), static_cast<long long>(c.n), c.block,
-                            static_cast<int>(k), err, err_staged, same ? "equal" : "different",
-                            untouched ? "fused" : "staged");
+                            static_cast<int>(k), x8 ? " x8" : "", err, err_staged,
+                            same ? "equal" : "different", untouched ? "fused" : "staged");
                         QVERIFY2(err <= 3e-2 && err_staged <= 3e-2,
                                  qPrintable(QString("error %1, staged first %2").arg(err).arg(err_staged)));
                         QVERIFY2(same, qPrintable(QString("fused and staged first differ by %1")
@@ -568,6 +680,7 @@ private slots:
         cuda.set_decode_gemm(G::Auto);
         cuda.set_fuse_inputs(true);
         cuda.set_shared_sum_outputs(4096);
+        cuda.set_decode_x8(true);
     }
 
     // GDN's projection with its conv (matmul_conv1d_silu): at decode steps of 1-4 rows on the
@@ -593,11 +706,14 @@ private slots:
         };
         constexpr int kTaps = cuda::kConvTaps, kExtraSlots = 3;
         int seed = 8100;
-        // Each case with the cross-slice sum as planned, then shared by every group's slices.
-        for (int64_t shared : {int64_t{4096}, int64_t{1}})
+        // Each case with the cross-slice sum as planned, then shared by every group's slices, then
+        // with int8 x (one x tile of the register kernel) as planned.
+        for (const auto& [shared, x8] :
+             {std::pair{int64_t{4096}, false}, std::pair{int64_t{1}, false}, std::pair{int64_t{4096}, true}})
             for (const CCase& c : cases)
                 for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
                     cuda.set_shared_sum_outputs(shared);
+                    cuda.set_decode_x8(x8);
                     const int n_seqs = static_cast<int>(c.lengths.size());
                     int n = 0;
                     for (int l : c.lengths) n += l;
@@ -630,6 +746,7 @@ private slots:
                     StepInfo dinfo = info;
                     dinfo.seqs = dseqs.as<SeqInfo>();
                     for (G k : {G::Auto, G::Registers, G::Ring, G::Staged}) {
+                        if (x8 && k != G::Auto && k != G::Registers) continue;  // int8 x changes these
                         cuda.set_decode_gemm(k);
                         // Where the register kernel runs the conv (decode_kernel's choice at Auto).
                         const bool registers =
@@ -687,12 +804,12 @@ private slots:
                             relative_error(std::vector<double>(states[0].begin(), states[0].end()),
                                            std::vector<double>(cpu_state.begin(), cpu_state.end()));
                         qInfo(
-                            "conv %s %lldx%lld, %lld channels, %d rows (%s), kernel %d, %s: error %.3g, "
+                            "conv %s %lldx%lld, %lld channels, %d rows (%s), kernel %d%s, %s: error %.3g, "
                             "state "
                             "%.3g, %s",
                             dtype_name(t), static_cast<long long>(c.out), static_cast<long long>(c.in),
                             static_cast<long long>(c.channels), n, decode ? "decode" : "prefill",
-                            static_cast<int>(k), fusable ? "fused" : "two ops", err, e_state,
+                            static_cast<int>(k), x8 ? " x8" : "", fusable ? "fused" : "two ops", err, e_state,
                             same ? "equal" : "DIFFERENT");
                         QVERIFY2(err <= 3e-2 && e_state <= 3e-2,
                                  qPrintable(QString("error %1, state %2").arg(err).arg(e_state)));
@@ -702,6 +819,7 @@ private slots:
         cuda.set_decode_gemm(G::Auto);
         cuda.set_fuse_inputs(true);
         cuda.set_shared_sum_outputs(4096);
+        cuda.set_decode_x8(true);
     }
 
     // A staging buffer that is not whole rows, or a sigmoid gate of the wrong shape: a clear
