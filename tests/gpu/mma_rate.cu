@@ -5,7 +5,7 @@
 // kernels: `mma` (chains of mma only), `decode` (each mma fed as the decode kernels feed it:
 // four LOP3s building its A fragment from two code words, one shared-memory load of x, and per
 // iteration a shift of each word and its next value) and `decode_no_load` (the same with x in
-// registers, no shared-memory load), `s8_mask` and `s8_shift` (int8 x: s8_kernel); on sm_90, also
+// registers, no shared-memory load), `s8_mask` and `s8_shift` (int8 x, counted as two each); on sm_90, also
 // `wgmma_decode` (the warpgroup mma with the decoded fragment as its register operand and x read from shared
 // memory by descriptor; one counts as a warp's m16n8k16), `wgmma_pipe` (the same with two fragment sets in
 // turn), `wgmma_chain_nN` (one accumulator chain of N columns, groups of 2-8) and `wgmma_blocks_nN` (the
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <type_traits>
 
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/wgmma.cuh"
@@ -76,51 +77,34 @@ __device__ __forceinline__ void fill_x(uint2 (&xs)[N], uint32_t seed) {
 enum Mode { kBare, kDecode, kDecodeNoLoad, kWgmmaDecode, kS8Mask, kS8Shift };
 
 // The int8 modes (m16n8k32, u8 weights and s8 x: mma.cuh's mma_u8s8_zero, 512 weights an mma,
-// its sums from zero then added to the chain's, as the kernel combines them): each mma's A
-// fragment from the same two code words a row pair, one byte a code. kS8Mask: one AND a register
-// (byte b's code at bit 2 s, times 4^s; chain k takes s = k % 4); kS8Shift: a shift and an AND
-// (codes 0..2). x from shared memory as in kDecode. Counted in f16 mma (256 weights): two an
-// int8 mma.
-template <int C, Mode M>
-__global__ void s8_kernel(float* out, uint32_t seed) {
-    __shared__ __align__(128) uint2 xs[256];
-    fill_x(xs, seed);
-    int c[C][4] = {};
-    Codes w(seed);
-    const int lane = threadIdx.x & 31;
-    for (int i = 0; i < kIters / 2; ++i) {
-#pragma unroll
-        for (int k = 0; k < C; ++k) {
-            const int s = k & 3;
-            const uint32_t m = 0x03030303u << (M == kS8Mask ? 2 * s : 0);
-            const uint32_t a = M == kS8Mask ? w.wa : w.wa >> (2 * s),
-                           b = M == kS8Mask ? w.wb : w.wb >> (2 * s);
-            const uint32_t a2 = M == kS8Mask ? w.wa ^ w.o : (w.wa ^ w.o) >> (2 * s),
-                           b2 = M == kS8Mask ? w.wb ^ w.o : (w.wb ^ w.o) >> (2 * s);
-            const uint2 x = xs[(i * C + k + lane / 4) & 255];
-            int d[4];  // from zero, as the kernel's (matmul_decode_x8.cuh), then summed
-            mma_u8s8_zero(d, a & m, b & m, a2 & m, b2 & m, x.x, x.y);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) c[k][j] += d[j];
-        }
-        w.next();
-    }
-    int s = 0;
-#pragma unroll
-    for (int k = 0; k < C; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
-    if (s == 12345) out[threadIdx.x] = static_cast<float>(s);  // never: keeps the chains live
-}
-
+// its sums from zero then added to the chain's, as the kernel combines them) run half the
+// iterations: each mma's A fragment from the same two code words a row pair, one byte a code.
+// kS8Mask: one AND a register (byte b's code at bit 2 s, times 4^s; chain k takes s = k % 4);
+// kS8Shift: a shift and an AND (codes 0..2). x from shared memory as in kDecode.
 template <int C, Mode M>
 __global__ void rate_kernel(float* out, uint32_t seed) {
+    constexpr bool kS8 = M == kS8Mask || M == kS8Shift;
+    using Acc = std::conditional_t<kS8, int, float>;
     __shared__ __align__(128) uint2 xs[256];
     fill_x(xs, seed);
-    float c[C][4] = {};
+    Acc c[C][4] = {};
     Codes w(seed);
     const int lane = threadIdx.x & 31;
     const uint64_t desc = x_desc(xs);
-    for (int i = 0; i < kIters; ++i) {
-        if constexpr (M == kWgmmaDecode) {
+    for (int i = 0; i < (kS8 ? kIters / 2 : kIters); ++i) {
+        if constexpr (kS8) {
+#pragma unroll
+            for (int k = 0; k < C; ++k) {
+                const int s = M == kS8Mask ? 0 : 2 * (k & 3);  // the shift a register takes
+                const uint32_t m = 0x03030303u << (M == kS8Mask ? 2 * (k & 3) : 0);
+                const uint2 x = xs[(i * C + k + lane / 4) & 255];
+                int d[4];
+                mma_u8s8_zero(d, (w.wa >> s) & m, (w.wb >> s) & m, ((w.wa ^ w.o) >> s) & m,
+                              ((w.wb ^ w.o) >> s) & m, x.x, x.y);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) c[k][j] += d[j];
+            }
+        } else if constexpr (M == kWgmmaDecode) {
             // C A fragments decoded, one fence, C warpgroup mma in flight on their own
             // accumulators, then waited for (their A registers are read asynchronously until then;
             // a fence between a register's write and the mma reading it, so one for all of them).
@@ -147,10 +131,10 @@ __global__ void rate_kernel(float* out, uint32_t seed) {
         }
         w.next();
     }
-    float s = 0.0f;
+    Acc s = 0;
 #pragma unroll
     for (int k = 0; k < C; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
-    if (s == 1.2345f) out[threadIdx.x] = s;  // never: keeps the chains live
+    if (s == (kS8 ? Acc(12345) : Acc(1.2345f))) out[threadIdx.x] = s;  // never: keeps the chains live
 }
 
 // Groups of G wgmma: each half-iteration decodes G fragments into its own set, fences, issues
@@ -291,9 +275,8 @@ const char* const kModeNames[] = {"mma", "decode", "decode_no_load", "wgmma_deco
 
 template <int C, Mode M>
 void run(int sms, int warps_per_sm, float* out) {
-    // The int8 kernels run half the iterations with twice the weights an mma.
-    const float ms = M == kS8Mask || M == kS8Shift ? time_wave(s8_kernel<C, M>, sms, warps_per_sm, out)
-                                                   : time_wave(rate_kernel<C, M>, sms, warps_per_sm, out);
+    const float ms =
+        time_wave(rate_kernel<C, M>, sms, warps_per_sm, out);  // int8: half the mma, twice the weights
     const double per_sm = static_cast<double>(warps_per_sm) * kIters * C / (ms * 1e3);
     std::printf("{\"kernel\": \"%s\", \"warps_per_sm\": %d, \"chains\": %d, \"mma_per_us_per_sm\": %.1f}\n",
                 kModeNames[M], warps_per_sm, C, per_sm);
