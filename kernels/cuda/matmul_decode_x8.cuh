@@ -2,14 +2,14 @@
 // 1-4 rows of x, PQ2_0S or PQ2_0T weights. At one row the fp16 mma fed with decoded weights tops
 // out near 444 per µs per SM, below the 475 the copy rate needs; the u8 x s8 mma (m16n8k32) takes
 // twice the weights an instruction and its operands cost one AND a register (tests/gpu/mma_rate.cu:
-// 728-894 at the kernel's 16 warps an SM; docs/BENCHMARKS.md, twenty-seventh pass).
+// ~730-900 at the kernel's 16 warps an SM; docs/BENCHMARKS.md, twenty-seventh pass).
 //
 // x: a block stages its slice of x once, each row's quant block (128 inputs) as two int8 values an
 // input, q0 = rint(x / s) and q1 = rint(256 (x / s - q0)) (clamped to 127), s = max|x| / 127 (x8_quantize;
-// the CPU reference in the tests does the same arithmetic): x = s (q0 + q1 / 256) to within s / 512,
-// 2^-16 of the block's largest value (fp16 keeps 2^-11 of each value). One mma has 8 columns of x
-// and a decode step uses one or a few: row r's q0 and q1 are columns 2 r and 2 r + 1 of the same
-// mma, so the second int8 costs no tensor-core work, only its staging and one more FMA.
+// the CPU reference in the tests does the same arithmetic): x = s (q0 + q1 / 256) to within s / 512
+// (s / 256 where q1 is clamped), ~2^-16 of the block's largest value (fp16 keeps 2^-11 of each value). One
+// mma has 8 columns of x and a decode step uses one or a few: row r's q0 and q1 are columns 2 r and 2 r + 1
+// of the same mma, so the second int8 costs no tensor-core work, only its staging and one more FMA.
 //
 // Weights: a code word holds codes c = 0..15 of inputs 16 w + c, 2 bits each (0, 1, 2 for -1, 0, 1).
 // Masking a word with 0x03030303 << 2 s leaves in byte b the code c = 4 b + s times 4^s, a u8 as
