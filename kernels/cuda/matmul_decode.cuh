@@ -406,8 +406,10 @@ struct TileStores {
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const int c = x8_columns ? (h == 0 ? tig : static_cast<int>(a.n)) : nt * 8 + 2 * tig + h;
-                col[nt][h] = c < a.n ? c * ld : -1;
+                // x8: the h = 1 column holds no sums of its own (its q1 part is in h = 0's).
+                const bool holds = !x8_columns || h == 0;
+                const int c = x8_columns ? tig : nt * 8 + 2 * tig + h;
+                col[nt][h] = holds && c < a.n ? c * ld : -1;
             }
     }
     __device__ __forceinline__ void store(int64_t tile, int g, const float (&acc)[NT][4]) const {
