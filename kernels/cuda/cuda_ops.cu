@@ -88,10 +88,20 @@ void* CudaOps::alloc(size_t bytes) {
                                  " MiB free; lower --mem-fraction, --max-seqs or --max-context");
     }
     NIWA_CUDA_CHECK(err);
+    // The pad is read (a row's last vector load) but never used: zeroed, so nothing reads memory
+    // that was never written (compute-sanitizer initcheck). Outside a recording only: a graph
+    // would replay the memset every step; allocations there are workspaces, zeroed below.
+    if (!capturing()) NIWA_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(p) + bytes, 0, kTailPad, stream_));
     std::lock_guard<std::mutex> lock(mu_);
     sizes_[p] = bytes;
     allocated_ += bytes;
     return p;
+}
+
+bool CudaOps::capturing() const {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    NIWA_CUDA_CHECK(cudaStreamIsCapturing(stream_, &status));
+    return status != cudaStreamCaptureStatusNone;
 }
 
 void CudaOps::free(void* p) {
@@ -174,6 +184,9 @@ void* CudaOps::workspace(Workspace id, size_t bytes) {
         b.p = alloc(bytes);
         b.bytes = bytes;
         ++epoch_;
+        // Zeroed once: some of a workspace is read before a kernel writes it (the rows of x past
+        // n that a bulk copy brings along, sample's whole candidate lists), none of it used.
+        if (!capturing()) NIWA_CUDA_CHECK(cudaMemsetAsync(b.p, 0, bytes, stream_));
     }
     return b.p;
 }

@@ -202,6 +202,8 @@ private:
                     const GdnRaw* raw, const int32_t* key_of_v, int dk, int dv, float scale,
                     const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o);
 
+    bool capturing() const;  // whether stream() is being recorded into a graph
+
     struct Buffer {
         void* p = nullptr;
         size_t bytes = 0;

@@ -215,12 +215,17 @@ sanitize() {
   #   such as the device tool's ten minutes a command: each run is cut at the deadline at the
   #   latest, none starts with less than a minute left, and the summary is still printed (a run
   #   that never started reads "not run"). At 8 runs at a time the suite fits two such calls
-  #   (split by NIWA_SANITIZE_TESTS) but for racecheck runs of over six minutes: test_cuda_model's
-  #   logitsMatchCpu small-300 and recordedStepsEqualDirect (mixedDecodeMatchesCpu takes six, the
-  #   gated delta rule's layout27b rows about five each at nine at a time: docs/BENCHMARKS.md,
-  #   twenty-sixth pass).
-  # - `test` first also makes the synthetic models test_cuda_model reads: made by the test
-  #   itself under compute-sanitizer (a child niwa-engine mkmodel), the run dies in initTestCase.
+  #   (split by NIWA_SANITIZE_TESTS) but for runs of over six minutes: under racecheck
+  #   test_cuda_model's logitsMatchCpu small-300-fp32 (about eight) and recordedStepsEqualDirect
+  #   (over ten: six for its direct half), under initcheck logitsMatchCpu's mixed rows (over 8.5)
+  #   and recordedStepsEqualDirect (mixedDecodeMatchesCpu takes six, the gated delta rule's
+  #   layout27b rows about five each at nine at a time: docs/BENCHMARKS.md, twenty-sixth and
+  #   twenty-ninth passes).
+  # - initcheck (NIWA_SANITIZE_TOOLS=initcheck, not in the default) checks niwa's kernels as
+  #   racecheck does, and every copy.
+  # - `test` first also makes the synthetic models test_cuda_model and test_cuda_park read: made
+  #   by the test itself under compute-sanitizer (a child niwa-engine mkmodel through QProcess),
+  #   the run dies with SIGSEGV before its first CUDA call (seen under initcheck, twenty-ninth pass).
   local tool t jobs=${NIWA_SANITIZE_JOBS:-6} bad=0 r log runs limit left
   local deadline=${NIWA_SANITIZE_DEADLINE:-0} start=$SECONDS
   declare -A runs_of
@@ -295,7 +300,9 @@ sanitize_one() {
     return
   fi
   [ "$tool" = memcheck ] && [ "${t%%:*}" = test_cuda_memory ] && args+=(--report-api-errors no)
-  [ "$tool" = racecheck ] && args+=(--kernel-name kns=niwa)
+  # racecheck and initcheck check niwa's kernels, not cuBLAS's (whose split-K reduce reads its
+  # own workspace before writing it) nor NCCL's.
+  [ "$tool" = memcheck ] || args+=(--kernel-name kns=niwa)
   local gemm=${NIWA_PREFILL_GEMM:-}
   [ "$tool" = racecheck ] && gemm=tiles
   NIWA_PREFILL_GEMM=$gemm QTEST_FUNCTION_TIMEOUT=3600000 timeout "$seconds" \
