@@ -90,7 +90,7 @@ void* CudaOps::alloc(size_t bytes) {
     NIWA_CUDA_CHECK(err);
     // The pad is read (a row's last vector load) but never used: zeroed, so nothing reads memory
     // that was never written (compute-sanitizer initcheck). Outside a recording only: a graph
-    // would replay the memset every step; allocations there are workspaces, zeroed below.
+    // would replay the memset every step, so what is allocated while recording stays unzeroed.
     if (!capturing()) NIWA_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(p) + bytes, 0, kTailPad, stream_));
     std::lock_guard<std::mutex> lock(mu_);
     sizes_[p] = bytes;

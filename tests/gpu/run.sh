@@ -221,8 +221,8 @@ sanitize() {
   #   and recordedStepsEqualDirect (mixedDecodeMatchesCpu takes six, the gated delta rule's
   #   layout27b rows about five each at nine at a time: docs/BENCHMARKS.md, twenty-sixth and
   #   twenty-ninth passes).
-  # - initcheck (NIWA_SANITIZE_TOOLS=initcheck, not in the default) checks niwa's kernels as
-  #   racecheck does, and every copy.
+  # - initcheck (NIWA_SANITIZE_TOOLS=initcheck, not in the default) checks niwa's kernels only,
+  #   as racecheck does.
   # - `test` first also makes the synthetic models test_cuda_model and test_cuda_park read: made
   #   by the test itself under compute-sanitizer (a child niwa-engine mkmodel through QProcess),
   #   the run dies with SIGSEGV before its first CUDA call (seen under initcheck, twenty-ninth pass).
