@@ -34,7 +34,7 @@ RankForward::RankForward(const HParams& hp, const ShardPlan& plan, const RankWei
     x_ = buf(d), xn_ = buf(d), xr_ = buf(d), y_ = buf(d);
     // Outputs of matrices that may be stacked (weights.h) share one buffer, each a column range.
     qg_ = buf(2 * nh * D), q_ = buf(nh * D), kv_ = buf(2 * nkv * D), k_ = buf(nkv * D), o_ = buf(nh * D),
-    or_ = buf(nh * D);
+    or_ = buf(nh * D), qgkv_ = buf(2 * (nh + nkv) * D, 1);
     qkvz_ = buf(2 * nk * ds + 2 * nv * ds), conv_ = buf(2 * nk * ds + nv * ds), ab_ = buf(2 * nv),
     qkn_ = buf(2 * nk * ds), go_ = buf(nv * ds), gr_ = buf(nv * ds);
     fgu_ = buf(2 * plan.ffn.size()), fh_ = buf(plan.ffn.size());
@@ -234,10 +234,18 @@ void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
     const AttentionWeights& A = w_.layers[size_t(il)].attn;
     const int64_t T = n_tokens_, D = hp_.head_dim;
     const int64_t nh = plan_.q_heads.size(), nkv = plan_.kv_heads.size();
-    const Tensor qg = first(qg_, T), kv = first(kv_, T), k = kv.cols_view(0, nkv * D),
-                 v = kv.cols_view(nkv * D, nkv * D);
-    ops_.matmul(A.q, xr, qg);
-    stacked_matmul(A.kv, {&A.k, &A.v}, xr, kv);
+    // One token: q, k and v in one matmul where they are stacked, its row viewed as qg and kv.
+    // More: q into qg_, whose rows are a token's heads one after another (the views below).
+    const bool one = T == 1 && A.qkv.data;
+    const Tensor qg = one ? qgkv_.cols_view(0, 2 * nh * D) : first(qg_, T),
+                 kv = one ? qgkv_.cols_view(2 * nh * D, 2 * nkv * D) : first(kv_, T),
+                 k = kv.cols_view(0, nkv * D), v = kv.cols_view(nkv * D, nkv * D);
+    if (one) {
+        ops_.matmul(A.qkv, xr, qgkv_);
+    } else {
+        ops_.matmul(A.q, xr, qg);
+        stacked_matmul(A.kv, {&A.k, &A.v}, xr, kv);
+    }
     // Per head, attn_q gives [query | gate]: view both halves as rows of one head each.
     const Tensor heads{qg.data, qg.type, T * nh, 2 * D, 2 * D};
     const Tensor q_rows{q_.data, q_.type, T * nh, D, D};

@@ -85,7 +85,7 @@ private:
 
     // Scratch activations, max_tokens rows each.
     kernels::Tensor x_, xn_, xr_, y_;
-    kernels::Tensor qg_, q_, kv_, k_, o_, or_;          // attention
+    kernels::Tensor qg_, q_, kv_, k_, o_, or_, qgkv_;   // attention (qgkv_: one token's q, k and v)
     kernels::Tensor qkvz_, conv_, ab_, qkn_, go_, gr_;  // GDN
     kernels::Tensor fgu_, fh_;                          // FFN
     kernels::Tensor logits_;

@@ -200,7 +200,13 @@ RankWeights::RankWeights(const gguf::Reader& file, const HParams& hp, const Pris
             a.k_norm = ld.vec(p + "attn_k_norm.weight");
             a.in_rot = ld.rotation({p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}, d, 0,
                                    signs_for(d));
-            ld.stack({&a.k, &a.v}, a.kv);
+            // One matmul for all three at one token (RankForward::attention_layer); k and v
+            // stacked still serve the steps of more tokens, whose q rows go elsewhere.
+            ld.stack({&a.q, &a.k, &a.v}, a.qkv);
+            if (a.qkv.data)
+                a.kv = kernels::Weight{a.k.data, a.k.type, a.k.in, a.k.out + a.v.out, a.k.row_stride};
+            else
+                ld.stack({&a.k, &a.v}, a.kv);
             a.out_rot = ld.rotation({p + "attn_output.weight"}, hp.n_head * D, plan.q_heads.begin * D,
                                     signs_for(hp.n_head * D));
         } else {

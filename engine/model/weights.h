@@ -19,6 +19,7 @@ namespace niwa::model {
 struct AttentionWeights {
     kernels::Weight q, k, v, out;  // q rows: per local head, 2 * head_dim (query then gate)
     kernels::Weight kv;            // k and v stacked (k, v are views of it); empty on host backends
+    kernels::Weight qkv;           // q, k and v stacked (kv a view of its rows from k's), or empty
     const float* q_norm = nullptr;
     const float* k_norm = nullptr;
     kernels::Rotation in_rot, out_rot;  // for q/k/v's input and attn_output's input
