@@ -25,23 +25,21 @@ namespace {
 
 constexpr int kIters = 50;
 
-// A random ternary matrix of the given packing (mkmodel's generator) in the backend's memory.
-kernels::Weight random_weight(kernels::Ops& ops, kernels::DType type, int64_t in, int64_t out,
-                              bool as_loaded = true) {
+}  // namespace
+
+kernels::Weight bench_random_weight(kernels::Ops& ops, kernels::DType type, int64_t in, int64_t out,
+                                    bool as_loaded) {
     const size_t row_bytes = kernels::dtype_row_bytes(type, in);
     std::vector<uint8_t> host(row_bytes * size_t(out));
     const model::TensorSpec spec{"bench.weight", {in, out}, model::TensorKind::Ternary, true};
     model::fill_synthetic_tensor(spec, static_cast<gguf::TensorType>(static_cast<uint32_t>(type)), 1, 0, host,
                                  int(std::max(1u, std::thread::hardware_concurrency())));
-    // In the layout the model loads it in (CUDA: PQ2_0 as PQ2_0T or PQ2_0S), or as the file has it.
     const kernels::DType layout = as_loaded ? ops.matmul_layout(type, in, out) : type;
     if (layout != type) host = kernels::convert_rows(type, layout, host.data(), row_bytes, out, in);
     void* p = ops.alloc(host.size());
     ops.upload(p, host.data(), host.size());
     return kernels::Weight{p, layout, in, out, kernels::dtype_row_bytes(layout, in)};
 }
-
-}  // namespace
 
 nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<int64_t>& batches, int context,
                                      double bandwidth, bool json) {
@@ -85,11 +83,11 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
     out["matmul"] = nlohmann::json::array();
     out["matmul_prefill"] = nlohmann::json::array();
     for (const auto& [type, in, rows] : shapes) {
-        const kernels::Weight w = random_weight(*ops, kernels::DType(type), in, rows);
+        const kernels::Weight w = bench_random_weight(*ops, kernels::DType(type), in, rows);
         // The decode kernel of the layout the model loads, and of the file's own where it differs.
         std::vector<kernels::Weight> layouts = {w};
         if (w.type != kernels::DType(type))
-            layouts.push_back(random_weight(*ops, kernels::DType(type), in, rows, /*as_loaded=*/false));
+            layouts.push_back(bench_random_weight(*ops, kernels::DType(type), in, rows, /*as_loaded=*/false));
         for (const kernels::Weight& lw : layouts)
             for (const int64_t n : batches) {
                 const kernels::KernelTiming t = kernels::time_matmul(*ops, lw, int(n), kIters);

@@ -10,8 +10,14 @@
 #include <vector>
 
 #include "engine/model/model.h"
+#include "kernels/ops.h"
 
 namespace niwa::cli {
+
+// A random ternary matrix of `type` (mkmodel's generator) in the backend's memory: in the layout
+// the backend loads such a matrix in (CUDA: PQ2_0 as PQ2_0T or PQ2_0S), or as the file has it.
+kernels::Weight bench_random_weight(kernels::Ops& ops, kernels::DType type, int64_t in, int64_t out,
+                                    bool as_loaded = true);
 
 // Prints a table unless `json`; returns the same figures. Throws std::runtime_error in a build
 // without CUDA.

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "engine/cli/args.h"
+#include "engine/cli/bench_chain.h"
 #include "engine/cli/bench_kernels.h"
 #include "engine/cli/bench_sampler.h"
 #include "engine/cli/commands.h"
@@ -35,7 +36,7 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: niwa-engine bench --model FILE [--backend cuda] [--batch 1,8,24] [--context N]\n"
-    "                         [--prompt 512,8192] [--steps N] [--kernels] [--sampler] [--json]\n"
+    "                         [--prompt 512,8192] [--steps N] [--kernels] [--sampler] [--chain] [--json]\n"
     "                         [model options]\n"
     "Decode and prefill throughput of the whole forward against the hardware's limits.\n\n"
     "  --batch LIST        decode batch sizes (default 1,8,24)\n"
@@ -44,6 +45,8 @@ constexpr const char* kHelp =
     "  --steps N           timed decode steps per batch size (default 32)\n"
     "  --kernels           also time each decode kernel alone on the model's shapes (CUDA)\n"
     "  --sampler           time only the server's sampler on --batch rows of the model's vocabulary\n"
+    "  --chain             time only a batch-1 step's matmuls at the model's shapes, as one persistent\n"
+    "                      kernel and as one launch each (CUDA)\n"
     "  --json              one JSON object on stdout instead of a table\n"
     "  (--step-tokens defaults to 2048 here: the prefill chunk)\n";
 
@@ -175,7 +178,7 @@ double time_prefill(model::Model& m, int prompt) {
 int run_bench(int argc, char** argv) {
     auto names = model_option_names();
     names.insert({"batch", "context", "prompt", "steps"});
-    const Args a("bench", argc, argv, names, {"json", "kernels", "sampler"});
+    const Args a("bench", argc, argv, names, {"json", "kernels", "sampler", "chain"});
     if (a.help()) {
         std::printf("%s%s", kHelp, model_options_help());
         return 0;
@@ -197,6 +200,18 @@ int run_bench(int argc, char** argv) {
         const auto file = gguf::Reader::open(a.str("model"));
         nlohmann::ordered_json out{{"model", a.str("model")}};
         out["sample"] = bench_sampler(model::HParams::from_gguf(file).n_vocab, batches, a.flag("json"));
+        if (a.flag("json")) std::printf("%s\n", out.dump(2).c_str());
+        return 0;
+    }
+    if (a.flag("chain")) {
+        // Only the matrices' shapes are needed: the model is not loaded.
+        const auto file = gguf::Reader::open(a.str("model"));
+        const auto gpus = kernels::list_gpus();
+        if (gpus.empty()) throw std::runtime_error("bench --chain needs a CUDA GPU");
+        const double bandwidth = kernels::measure_copy_bandwidth(0);
+        nlohmann::ordered_json out{{"model", a.str("model")}, {"gpu", gpus[0].name}};
+        out["copy_bandwidth_gb_s"] = bandwidth / 1e9;
+        out["chain"] = bench_chain(file, bandwidth, a.flag("json"));
         if (a.flag("json")) std::printf("%s\n", out.dump(2).c_str());
         return 0;
     }
