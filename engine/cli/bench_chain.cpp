@@ -9,6 +9,7 @@
 #include "engine/model/hparams.h"
 #ifdef NIWA_HAVE_CUDA
 #include "engine/cli/bench_kernels.h"
+#include "kernels/cuda/bench_sequence.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/matmul_chain.h"
 #endif
@@ -53,25 +54,6 @@ std::vector<LinkShape> step_matmuls(const gguf::Reader& file, int n_layer) {
     }
     links.push_back(shape({"output.weight"}));
     return links;
-}
-
-// Seconds per call of f, over `iters` calls after two warm-up calls, with CUDA events on the stream.
-template <typename F>
-double time_calls(kernels::cuda::CudaOps& ops, int iters, F&& f) {
-    f();
-    f();
-    cudaEvent_t start = nullptr, stop = nullptr;
-    NIWA_CUDA_CHECK(cudaEventCreate(&start));
-    NIWA_CUDA_CHECK(cudaEventCreate(&stop));
-    NIWA_CUDA_CHECK(cudaEventRecord(start, ops.stream()));
-    for (int i = 0; i < iters; ++i) f();
-    NIWA_CUDA_CHECK(cudaEventRecord(stop, ops.stream()));
-    NIWA_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    NIWA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return ms * 1e-3 / iters;
 }
 
 }  // namespace
@@ -124,8 +106,8 @@ nlohmann::ordered_json bench_chain(const gguf::Reader& file, double bandwidth, b
         weight_bytes = chain.weight_bytes();
         blocks = chain.blocks();
         constexpr int kIters = 20;
-        result_chain = time_calls(ops, kIters, [&] { chain.run(); });
-        result_separate = time_calls(ops, kIters, [&] {
+        result_chain = kernels::cuda::time_calls(ops, kIters, [&] { chain.run(); });
+        result_separate = kernels::cuda::time_calls(ops, kIters, [&] {
             for (size_t i = 0; i < links.size(); ++i) {
                 const kernels::cuda::ChainLink& l = links[i];
                 const float* in = l.x ? l.x : links[i - 1].y;

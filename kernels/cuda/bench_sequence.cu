@@ -12,6 +12,22 @@
 
 namespace niwa::kernels::cuda {
 
+double time_calls(CudaOps& ops, int iters, const std::function<void()>& f) {
+    f();
+    cudaEvent_t start, stop;
+    NIWA_CUDA_CHECK(cudaEventCreate(&start));
+    NIWA_CUDA_CHECK(cudaEventCreate(&stop));
+    NIWA_CUDA_CHECK(cudaEventRecord(start, ops.stream()));
+    for (int i = 0; i < iters; ++i) f();
+    NIWA_CUDA_CHECK(cudaEventRecord(stop, ops.stream()));
+    NIWA_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    NIWA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return double(ms) * 1e-3 / std::max(iters, 1);
+}
+
 namespace {
 
 // x[i] = lo + (hi - lo) * hash(i, seed) / 2^32: deterministic, never NaN.
@@ -65,24 +81,6 @@ struct Buffers {
         return static_cast<T*>(p);
     }
 };
-
-// Seconds per call of f, after one warm-up call.
-template <typename F>
-double time_calls(CudaOps& ops, int iters, F&& f) {
-    f();
-    cudaEvent_t start, stop;
-    NIWA_CUDA_CHECK(cudaEventCreate(&start));
-    NIWA_CUDA_CHECK(cudaEventCreate(&stop));
-    NIWA_CUDA_CHECK(cudaEventRecord(start, ops.stream()));
-    for (int i = 0; i < iters; ++i) f();
-    NIWA_CUDA_CHECK(cudaEventRecord(stop, ops.stream()));
-    NIWA_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    NIWA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return double(ms) * 1e-3 / std::max(iters, 1);
-}
 
 // `batch` sequences of n_q new tokens each, `context` tokens long with them.
 double time_attention(Ops& ops_in, int batch, int n_q, int context, int n_q_heads, int n_kv_heads,

@@ -3,9 +3,17 @@
 // CUDA backend (make_cuda_ops); anything else throws std::invalid_argument.
 #pragma once
 
+#include <functional>
+
 #include "kernels/ops.h"
 
 namespace niwa::kernels::cuda {
+
+class CudaOps;
+
+// Seconds per call of f, which enqueues work on ops' stream: CUDA events around `iters` calls,
+// after one warm-up call.
+double time_calls(CudaOps& ops, int iters, const std::function<void()>& f);
 
 // Paged attention (a `pool` F32 or F16 pool, 16-token blocks) for `batch` sequences decoding one
 // token each after `context` - 1 cached ones; query head h reads KV head h / (n_q_heads / n_kv_heads).
