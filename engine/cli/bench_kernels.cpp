@@ -53,12 +53,20 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
         const auto type = static_cast<kernels::DType>(static_cast<uint32_t>(t->type));
         return t->n_dims == 2 && (type == kernels::DType::PQ2_0 || type == kernels::DType::PTQ1_0);
     };
-    const std::vector<std::vector<std::string>> stacks = {
-        {"attn_qkv", "attn_gate"}, {"attn_k", "attn_v"}, {"ffn_gate", "ffn_up"}};
+    // Attention's q, k and v are one matrix for steps of one token and q and k+v apart for more
+    // (RankForward::attention_layer): all three shapes are listed (`alone`: the parts too).
+    struct Stack {
+        std::vector<std::string> parts;
+        bool alone;
+    };
+    const std::vector<Stack> stacks = {{{"attn_qkv", "attn_gate"}, false},
+                                       {{"attn_k", "attn_v"}, false},
+                                       {{"ffn_gate", "ffn_up"}, false},
+                                       {{"attn_q", "attn_k", "attn_v"}, true}};
     std::set<std::string> stacked;
     for (int il = 0; il < hp.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
-        for (const auto& group : stacks) {
+        for (const auto& [group, alone] : stacks) {
             const gguf::TensorInfo* first = m.file().tensor(p + group[0] + ".weight");
             if (!first || !ternary(first)) continue;
             int64_t rows = 0;
@@ -69,7 +77,8 @@ nlohmann::ordered_json bench_kernels(const model::Model& m, const std::vector<in
                 if (t) rows += t->ne[1];
             }
             if (!same) continue;
-            for (const std::string& part : group) stacked.insert(p + part + ".weight");
+            if (!alone)
+                for (const std::string& part : group) stacked.insert(p + part + ".weight");
             shapes.insert({uint32_t(first->type), first->ne[0], rows});
         }
     }

@@ -10,7 +10,7 @@
 //   4. stages its slice of x in int8 (x8_quantize), x being the link before's partial sums, summed
 //      there in slice order (each block sums its own slice's 1024 channels; the blocks of row
 //      group 0 also store them, the link before's y), or a vector of the link's own (the link
-//      before's y then summed by the grid's threads an output each, in the same trip to the L2).
+//      before's y then summed by the grid's threads, in the same trip to the L2).
 // So no slice sum runs as a tail of its own, and no block waits for a launch. The arithmetic
 // (units, mma, scales, each tile's order) is split_decode_kernel's X8 form, and the sums are
 // sum_outputs' (from 0, slice by slice): each y is bit for bit the separate kernel's.
@@ -48,7 +48,7 @@ struct LinkArgs {
     int64_t prev_out;
     int prev_slices;
     int sum_prev;  // the link before has several slices and this link does not read them:
-                   // the grid's threads sum its y, an output each, after the barrier
+                   // the grid's threads sum its y after the barrier
 };
 
 // A block's share of a link: row group `group`'s tiles [t0, t1) in K slice `slice`.
@@ -119,14 +119,20 @@ __device__ __forceinline__ void sum_partials(const float* part, int64_t stride, 
     }
 }
 
-// The link before's y where link l does not read it (l.sum_prev): the grid's threads an output each
-// (MatmulChain checks that the grid has as many threads), after the barrier.
+// y[i] = the sum of a link's slices' partials, i over the grid's threads: the last link's, and
+// one read by no link (LinkArgs::sum_prev).
+__device__ __forceinline__ void sum_into_y(const float* part, int slices, int64_t out, float* y) {
+    const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < out; i += step) {
+        float s = 0.0f;
+        for (int k = 0; k < slices; ++k) s += __ldcg(part + k * out + i);
+        y[i] = s;
+    }
+}
+
+// The link before's y where link l does not read its partials (l.sum_prev), after the barrier.
 __device__ __forceinline__ void sum_prev_output(const LinkArgs& l) {
-    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (!l.sum_prev || i >= l.prev_out) return;
-    float sum = 0.0f;
-    for (int k = 0; k < l.prev_slices; ++k) sum += __ldcg(l.prev_partial + k * l.prev_out + i);
-    l.prev_y[i] = sum;
+    if (l.sum_prev) sum_into_y(l.prev_partial, l.prev_slices, l.prev_out, l.prev_y);
 }
 
 // The block's slice of x (8 quant blocks, warp w the w-th) into the x8 staging; see the file's
@@ -154,16 +160,6 @@ __device__ __forceinline__ void stage_link_x(const LinkArgs& l, const Share& s, 
     __syncthreads();
 }
 
-// y[i] = the sum of a link's slices' partials, i over the grid's threads (the last link's).
-__device__ __forceinline__ void sum_into_y(const float* part, int slices, int64_t out, float* y) {
-    const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < out; i += step) {
-        float s = 0.0f;
-        for (int k = 0; k < slices; ++k) s += __ldcg(part + k * out + i);
-        y[i] = s;
-    }
-}
-
 // The warp's first unit of a share (tile t0 + warp, the slice's first half) into registers, and
 // that tile's run.
 __device__ __forceinline__ const uint8_t* first_unit(const LinkArgs& l, const Share& s, int warp, int g,
@@ -188,8 +184,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     Unit cur;
     const uint8_t* run = first_unit(l, s, warp, g, tig, cur);
     for (int i = 0;;) {
-        if (!s.active) sum_prev_output(l);
-        if (s.active) {
+        if (!s.active) {
+            sum_prev_output(l);
+        } else {
             stage_link_x(l, s, smem);
             float* out = l.slices == 1 ? l.y : l.partial + s.slice * l.out;
             float acc[1][4] = {};
@@ -259,6 +256,7 @@ MatmulChain::MatmulChain(CudaOps& ops, const std::vector<ChainLink>& links) : op
                                    std::to_string(links[i - 1].w.out) +
                                    ") to equal this link's input width (" + std::to_string(c.w.in) + ")"));
         LinkArgs& a = args[i];
+        a = LinkArgs{};
         a.w = static_cast<const uint8_t*>(c.w.data);
         a.in = c.w.in;
         a.out = c.w.out;
@@ -269,12 +267,6 @@ MatmulChain::MatmulChain(CudaOps& ops, const std::vector<ChainLink>& links) : op
             std::clamp<int64_t>(blocks_ / a.slices, 1, std::min<int64_t>(a.tiles, kMaxGroups)));
         a.x = c.x;
         a.y = c.y;
-        a.partial = nullptr;
-        a.prev_partial = nullptr;
-        a.prev_y = nullptr;
-        a.prev_out = 0;
-        a.prev_slices = 0;
-        a.sum_prev = 0;
         weight_bytes_ += static_cast<size_t>(a.out) * dtype_row_bytes(DType::PQ2_0T, a.in);
         if (a.slices > 1) partial_floats = std::max(partial_floats, static_cast<size_t>(a.slices * a.out));
     }
@@ -290,9 +282,6 @@ MatmulChain::MatmulChain(CudaOps& ops, const std::vector<ChainLink>& links) : op
         a.prev_out = p.out;
         a.prev_y = p.slices > 1 ? p.y : nullptr;
         a.sum_prev = a.x != nullptr && p.slices > 1;
-        require(
-            !a.sum_prev || p.out <= static_cast<int64_t>(blocks_) * kThreads, "matmul_chain",
-            at_link(i) + "the link before has more outputs than the grid has threads and no link reads them");
     }
     args_ = ops.alloc(args.size() * sizeof(LinkArgs));
     ops.upload(args_, args.data(), args.size() * sizeof(LinkArgs));

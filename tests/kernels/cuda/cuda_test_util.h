@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -78,6 +79,19 @@ inline double tensor_error(const HostTensor& a, const HostTensor& b) {
             vb.push_back(b.at(r, c));
         }
     return relative_error(va, vb);
+}
+
+// max |a - b| / max |b| between two GPU results of the same shape, over the elements where b is a
+// number (NaN in b: padding neither wrote); infinite where a is not finite there.
+inline double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
+    double diff = 0.0, peak = 0.0;
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (std::isnan(b[i])) continue;
+        if (!std::isfinite(a[i])) return INFINITY;
+        diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+        peak = std::max(peak, double(std::fabs(b[i])));
+    }
+    return diff / peak;
 }
 
 }  // namespace niwa::kernels::test

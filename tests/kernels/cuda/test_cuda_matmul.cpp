@@ -122,17 +122,6 @@ double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vec
     return tensor_error(got, want);
 }
 
-// max |a - b| / max |b| over the elements two GPU paths wrote (y's NaN padding is left out).
-double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
-    double diff = 0.0, peak = 0.0;
-    for (size_t i = 0; i < b.size(); ++i)
-        if (!std::isnan(b[i])) {
-            diff = std::max(diff, double(std::fabs(a[i] - b[i])));
-            peak = std::max(peak, double(std::fabs(b[i])));
-        }
-    return diff / peak;
-}
-
 // Whether two GPU paths wrote the same bits everywhere (the NaN padding included).
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

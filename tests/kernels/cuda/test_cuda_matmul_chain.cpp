@@ -64,16 +64,6 @@ std::vector<float> download(Ops& ops, const void* p, int64_t n) {
     return v;
 }
 
-double gap(const std::vector<float>& a, const std::vector<float>& b) {
-    double diff = 0.0, peak = 0.0;
-    for (size_t i = 0; i < b.size(); ++i) {
-        if (!std::isfinite(a[i])) return INFINITY;
-        diff = std::max(diff, double(std::fabs(a[i] - b[i])));
-        peak = std::max(peak, double(std::fabs(b[i])));
-    }
-    return diff / peak;
-}
-
 }  // namespace
 
 class TestCudaMatmulChain : public QObject {
@@ -124,13 +114,13 @@ class TestCudaMatmulChain : public QObject {
             std::vector<float> cy(static_cast<size_t>(s.out));
             b.cpu->matmul(ws[i].host, Tensor{cx.data(), DType::F32, 1, s.in, s.in},
                           Tensor{cy.data(), DType::F32, 1, s.out, s.out});
-            const double err = gap(got, cy);
+            const double err = relative_gap(got, cy);
             qInfo("link %zu %lldx%lld %s: vs the CPU chain %.3g", i, static_cast<long long>(s.out),
                   static_cast<long long>(s.in), s.own_x ? "own x" : "x from the link before", err);
-            QVERIFY2(
-                std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0,
-                qPrintable(
-                    QString("link %1: differs from the separate matmul by %2").arg(i).arg(gap(got, want))));
+            QVERIFY2(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0,
+                     qPrintable(QString("link %1: differs from the separate matmul by %2")
+                                    .arg(i)
+                                    .arg(relative_gap(got, want))));
             QVERIFY2(std::memcmp(got.data(), first[i].data(), got.size() * sizeof(float)) == 0,
                      qPrintable(QString("link %1: the second run differs from the first").arg(i)));
             QVERIFY2(err <= 1e-3, qPrintable(QString("link %1: %2 from the CPU chain").arg(i).arg(err)));
