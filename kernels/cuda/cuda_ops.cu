@@ -48,6 +48,11 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     fuse_inputs_ = !env_switched_off("NIWA_FUSE_INPUTS");
     early_reads_ = !env_switched_off("NIWA_EARLY_READS");
     if (env_switched_off("NIWA_SHARED_SUMS")) shared_sum_outputs_ = kNeverShared;
+    if (const char* v = std::getenv("NIWA_SHARED_SUM_OUTPUTS")) {
+        char* end = nullptr;
+        const long long n = std::strtoll(v, &end, 10);
+        if (end != v && *end == '\0' && n > 0) shared_sum_outputs_ = n;
+    }
     prestage_x_ = !env_switched_off("NIWA_PRESTAGE_X");
     decode_x8_ = !env_switched_off("NIWA_DECODE_X8");
 }

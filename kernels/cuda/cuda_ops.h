@@ -89,8 +89,10 @@ public:
     void set_decode_x8(bool on) { decode_x8_ = on; }
     // From how many outputs of a decode matmul's row group its slices share the sum of their
     // partials (matmul_decode.cuh, sum_slices) rather than the last of them summing it alone:
-    // 4096, or never where NIWA_SHARED_SUMS=0 in the environment (for measurements); tests also
-    // set 1 (always).
+    // kSharedSumOutputs (docs/BENCHMARKS.md, thirty-first pass: 1024 against 4096, +4.8 % at 4 rows,
+    // +1.5 % at 8, 1-2 rows unchanged), NIWA_SHARED_SUM_OUTPUTS=N in the environment, or
+    // never where NIWA_SHARED_SUMS=0 (for measurements); tests also set 1 (always).
+    static constexpr int64_t kSharedSumOutputs = 1024;
     static constexpr int64_t kNeverShared = INT64_MAX;
     int64_t shared_sum_outputs() const { return shared_sum_outputs_; }
     void set_shared_sum_outputs(int64_t n) { shared_sum_outputs_ = n; }
@@ -222,7 +224,7 @@ private:
     DecodeGemm decode_gemm_ = DecodeGemm::Auto;
     bool fuse_inputs_ = true;
     bool early_reads_ = true;
-    int64_t shared_sum_outputs_ = 4096;
+    int64_t shared_sum_outputs_ = kSharedSumOutputs;
     bool prestage_x_ = true;
     bool decode_x8_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;

@@ -533,7 +533,7 @@ private slots:
                                               .arg(relative_gap(shared, alone))));
             }
         cuda.set_decode_gemm(G::Auto);
-        cuda.set_shared_sum_outputs(4096);
+        cuda.set_shared_sum_outputs(cuda::CudaOps::kSharedSumOutputs);
     }
 
     // rotated_matmul: the CPU stages the input with the ops it is made of and multiplies; the
@@ -668,7 +668,7 @@ private slots:
                 }
         cuda.set_decode_gemm(G::Auto);
         cuda.set_fuse_inputs(true);
-        cuda.set_shared_sum_outputs(4096);
+        cuda.set_shared_sum_outputs(cuda::CudaOps::kSharedSumOutputs);
         cuda.set_decode_x8(true);
     }
 
@@ -807,7 +807,7 @@ private slots:
                 }
         cuda.set_decode_gemm(G::Auto);
         cuda.set_fuse_inputs(true);
-        cuda.set_shared_sum_outputs(4096);
+        cuda.set_shared_sum_outputs(cuda::CudaOps::kSharedSumOutputs);
         cuda.set_decode_x8(true);
     }
 
