@@ -94,4 +94,9 @@ inline double relative_gap(const std::vector<float>& a, const std::vector<float>
     return diff / peak;
 }
 
+// Whether two GPU results hold the same bits everywhere (NaN padding included).
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 }  // namespace niwa::kernels::test

@@ -122,11 +122,6 @@ double run_case(Backends& b, DType t, const Case& c, std::mt19937& rng, std::vec
     return tensor_error(got, want);
 }
 
-// Whether two GPU paths wrote the same bits everywhere (the NaN padding included).
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 const DType kTypes[] = {DType::F32,   DType::F16,    DType::BF16,   DType::Q8_0,
                         DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S, DType::PQ2_0T};
 

@@ -117,11 +117,11 @@ class TestCudaMatmulChain : public QObject {
             const double err = relative_gap(got, cy);
             qInfo("link %zu %lldx%lld %s: vs the CPU chain %.3g", i, static_cast<long long>(s.out),
                   static_cast<long long>(s.in), s.own_x ? "own x" : "x from the link before", err);
-            QVERIFY2(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0,
+            QVERIFY2(same_bits(got, want),
                      qPrintable(QString("link %1: differs from the separate matmul by %2")
                                     .arg(i)
                                     .arg(relative_gap(got, want))));
-            QVERIFY2(std::memcmp(got.data(), first[i].data(), got.size() * sizeof(float)) == 0,
+            QVERIFY2(same_bits(got, first[i]),
                      qPrintable(QString("link %1: the second run differs from the first").arg(i)));
             QVERIFY2(err <= 1e-3, qPrintable(QString("link %1: %2 from the CPU chain").arg(i).arg(err)));
             cpu_prev = cy;
@@ -184,10 +184,8 @@ private slots:
         cudaGraphDestroy(graph);
         const std::vector<float> got0 = download(*b.gpu, y0.t.data, 3072),
                                  got1 = download(*b.gpu, y1.t.data, 1024);
-        QVERIFY2(std::memcmp(got0.data(), direct0.data(), got0.size() * sizeof(float)) == 0,
-                 "link 0 differs");
-        QVERIFY2(std::memcmp(got1.data(), direct1.data(), got1.size() * sizeof(float)) == 0,
-                 "link 1 differs");
+        QVERIFY2(same_bits(got0, direct0), "link 0 differs");
+        QVERIFY2(same_bits(got1, direct1), "link 1 differs");
     }
 
     void rejectsLinksItCannotRun() {
