@@ -20,13 +20,6 @@ using namespace attn;
 // A sequence with at most this many new tokens is planned as decode rows (split-K over the
 // cache); longer ones as prefill tiles.
 constexpr int kDecodeMaxQ = 4;
-// Split-K: as many splits as fill this many waves of the decode kernel's resident blocks (as
-// many as the SMs hold at once), with at least kMinSplitTokens tokens a split. A block pays
-// fixed costs (its q, its first tile's latency, merging its warps) in which its SM's share of
-// the bandwidth goes unused; two waves measured faster than three or four at 4-24 sequences
-// (docs/BENCHMARKS.md, twenty-fifth pass).
-constexpr int kDecodeWaves = 2;
-constexpr int kMinSplitTokens = 64;
 
 template <typename T>
 __device__ __forceinline__ T from_f32(float x);
@@ -96,17 +89,17 @@ HeadGroups make_groups(const int32_t* kv_of_q, int64_t n_heads, int n_kv) {
 }
 
 // The most splits the step's decode rows may use: their longest context in units of
-// kMinSplitTokens, rounded down to a power of two. Launches depend on this bucket, not on the
+// min_tokens, rounded down to a power of two. Launches depend on this bucket, not on the
 // exact lengths (the kernels read those from the device), so a recorded step stays valid for
 // the next ones until the bucket changes.
-int64_t decode_split_cap(const StepInfo& step) {
+int64_t decode_split_cap(const StepInfo& step, int min_tokens) {
     int max_ctx = 0;
     for (int s = 0; s < step.n_seqs; ++s) {
         const SeqInfo& si = step.host_seqs[s];
         if (si.n_q > 0 && si.n_q <= kDecodeMaxQ) max_ctx = std::max(max_ctx, si.pos0 + si.n_q);
     }
     if (max_ctx == 0) return 0;
-    int64_t units = (max_ctx + kMinSplitTokens - 1) / kMinSplitTokens, cap = 1;
+    int64_t units = (max_ctx + min_tokens - 1) / min_tokens, cap = 1;
     while (cap * 2 <= units) cap *= 2;
     return cap;
 }
@@ -126,7 +119,12 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
         const bool tensor = !std::is_same_v<T, float> && ops.precision() == Precision::Mixed;
         const int64_t resident =
             int64_t(decode_blocks_per_sm<T>(d, tensor)) * ops.props().multiProcessorCount;
-        const int64_t want = kDecodeWaves * resident / blocks;
+        // Split-K (CudaOps::attn_waves, attn_min_split_tokens): as many splits as fill that many
+        // waves of the kernel's resident blocks (as many as the SMs hold at once), within the cap
+        // (at least that many tokens a split). A block pays fixed costs (its q, its first tile's
+        // latency, merging its warps) in which its SM's share of the bandwidth goes unused; two waves
+        // measured faster than three or four at 4-24 sequences (docs/BENCHMARKS.md, twenty-fifth pass).
+        const int64_t want = ops.attn_waves() * resident / blocks;
         e.n_splits = int(std::max<int64_t>(1, std::min({want, split_cap, int64_t(kMaxDecodeSplits)})));
         Partials p;
         p.n_q_heads = int(n_heads);
@@ -194,14 +192,16 @@ void run_attention(CudaOps& ops, const AttnArgs& a, const HeadGroups& g, const S
         }
         for (int i = 0; i < si.n_q; ++i) decode_rows.emplace_back(s, i);
     }
-    if (!decode_rows.empty()) run_decode<T>(ops, a, g, decode_rows, decode_split_cap(step), n_heads, d);
+    if (!decode_rows.empty())
+        run_decode<T>(ops, a, g, decode_rows, decode_split_cap(step, ops.attn_min_split_tokens()), n_heads,
+                      d);
     if (!prefill.empty()) run_prefill<T>(ops, a, g, prefill, step.host_seqs, d);
 }
 
 }  // namespace
 
 uint64_t CudaOps::launch_key(const StepInfo& step) const {
-    return step.host_seqs ? uint64_t(decode_split_cap(step)) : 0;
+    return step.host_seqs ? uint64_t(decode_split_cap(step, attn_min_split_tokens_)) : 0;
 }
 
 void CudaOps::kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) {

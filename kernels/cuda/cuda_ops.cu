@@ -1,6 +1,7 @@
 // The CUDA backend's device, stream and memory, its argument checks and its factory.
 #include "kernels/cuda/cuda_ops.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -16,6 +17,19 @@ bool env_switched_off(const char* name) {
     const char* v = std::getenv(name);
     return v && std::string(v) == "0";
 }
+
+namespace {
+
+// A positive count from the environment, 0 where `name` is unset or not one.
+long long env_count(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v) return 0;
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    return end != v && *end == '\0' && n > 0 ? n : 0;
+}
+
+}  // namespace
 
 void check(cudaError_t err, const char* what, const char* file, int line) {
     if (err == cudaSuccess) return;
@@ -48,11 +62,10 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     fuse_inputs_ = !env_switched_off("NIWA_FUSE_INPUTS");
     early_reads_ = !env_switched_off("NIWA_EARLY_READS");
     if (env_switched_off("NIWA_SHARED_SUMS")) shared_sum_outputs_ = kNeverShared;
-    if (const char* v = std::getenv("NIWA_SHARED_SUM_OUTPUTS")) {
-        char* end = nullptr;
-        const long long n = std::strtoll(v, &end, 10);
-        if (end != v && *end == '\0' && n > 0) shared_sum_outputs_ = n;
-    }
+    if (const long long n = env_count("NIWA_SHARED_SUM_OUTPUTS")) shared_sum_outputs_ = n;
+    if (const long long n = env_count("NIWA_ATTN_WAVES")) attn_waves_ = static_cast<int>(std::min(n, 64LL));
+    if (const long long n = env_count("NIWA_ATTN_MIN_SPLIT_TOKENS"))
+        attn_min_split_tokens_ = static_cast<int>(std::min(n, 1LL << 20));
     prestage_x_ = !env_switched_off("NIWA_PRESTAGE_X");
     decode_x8_ = !env_switched_off("NIWA_DECODE_X8");
 }

@@ -96,6 +96,14 @@ public:
     static constexpr int64_t kNeverShared = INT64_MAX;
     int64_t shared_sum_outputs() const { return shared_sum_outputs_; }
     void set_shared_sum_outputs(int64_t n) { shared_sum_outputs_ = n; }
+    // Attention decode's split-K (attention.cu): its splits fill this many waves of the blocks the
+    // SMs hold at once, each split at least this many cached tokens. kDecodeWaves and
+    // kMinSplitTokens, or NIWA_ATTN_WAVES=N and NIWA_ATTN_MIN_SPLIT_TOKENS=N in the environment
+    // (for measurements).
+    static constexpr int kDecodeWaves = 2;
+    static constexpr int kMinSplitTokens = 64;
+    int attn_waves() const { return attn_waves_; }
+    int attn_min_split_tokens() const { return attn_min_split_tokens_; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
     // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
     size_t gemm_scratch_limit() const { return gemm_scratch_limit_; }
@@ -225,6 +233,8 @@ private:
     bool fuse_inputs_ = true;
     bool early_reads_ = true;
     int64_t shared_sum_outputs_ = kSharedSumOutputs;
+    int attn_waves_ = kDecodeWaves;
+    int attn_min_split_tokens_ = kMinSplitTokens;
     bool prestage_x_ = true;
     bool decode_x8_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
