@@ -282,6 +282,13 @@ public:
     // Writes the step's K and V rows ([n_tokens, n_kv_heads * head_dim]) into the pool at
     // step.kv_slots.
     virtual void kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) = 0;
+    // qk_norm_rope, then kv_store of its keys and v: the attention layer's new tokens into the
+    // pool. k_out is qk_norm_rope's, the keys as head rows [n_tokens * n_kv_heads, head_dim] with
+    // ld == cols. The default runs the two (qk_kv_store.cpp); a backend may fuse them, and then
+    // leaves k_out unspecified.
+    virtual void qk_norm_rope_store(const Tensor& q, const float* q_w, const Tensor& q_out, const Tensor& k,
+                                    const float* k_w, const Tensor& k_out, const Tensor& v, float eps,
+                                    int n_rot, float theta, const KvLayer& kv, const StepInfo& step);
     // Causal attention of q ([n_tokens, n_q_heads * head_dim]) over each sequence's cached
     // tokens (its new ones included, stored by kv_store first). Query head h reads KV head
     // kv_of_q[h] (host array of n_q_heads). out has q's shape.

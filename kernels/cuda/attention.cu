@@ -21,21 +21,6 @@ using namespace attn;
 // cache); longer ones as prefill tiles.
 constexpr int kDecodeMaxQ = 4;
 
-template <typename T>
-__device__ __forceinline__ T from_f32(float x);
-template <>
-__device__ __forceinline__ float from_f32(float x) {
-    return x;
-}
-template <>
-__device__ __forceinline__ __half from_f32(float x) {
-    return __float2half_rn(x);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f32(float x) {
-    return __float2bfloat16_rn(x);
-}
-
 // One block per token row; a slot outside the pool is skipped (the host cannot see kv_slots).
 template <typename T>
 __global__ void kv_store_kernel(const float* k, int64_t k_ld, const float* v, int64_t v_ld, T* kpool,
@@ -55,14 +40,6 @@ __global__ void kv_store_kernel(const float* k, int64_t k_ld, const float* v, in
 __global__ void zero_rows_kernel(float* out, int64_t ld, int64_t r0, int64_t cols) {
     float* row = out + (r0 + blockIdx.x) * ld;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) row[c] = 0.0f;
-}
-
-void check_pool(const KvLayer& kv, const char* op) {
-    require(
-        kv.type == DType::F32 || kv.type == DType::F16 || kv.type == DType::BF16, op,
-        std::string("KV pool of type ") + dtype_name(kv.type) + "; the CUDA backend takes F32, F16 or BF16");
-    require(kv.k != nullptr && kv.v != nullptr && kv.block_tokens > 0 && kv.n_kv_heads > 0 && kv.head_dim > 0,
-            op, "empty KV pool geometry");
 }
 
 // The query heads of each KV head, in groups of at most kMaxGroup.
@@ -199,6 +176,18 @@ void run_attention(CudaOps& ops, const AttnArgs& a, const HeadGroups& g, const S
 }
 
 }  // namespace
+
+namespace attn {
+
+void check_pool(const KvLayer& kv, const char* op) {
+    require(
+        kv.type == DType::F32 || kv.type == DType::F16 || kv.type == DType::BF16, op,
+        std::string("KV pool of type ") + dtype_name(kv.type) + "; the CUDA backend takes F32, F16 or BF16");
+    require(kv.k != nullptr && kv.v != nullptr && kv.block_tokens > 0 && kv.n_kv_heads > 0 && kv.head_dim > 0,
+            op, "empty KV pool geometry");
+}
+
+}  // namespace attn
 
 uint64_t CudaOps::launch_key(const StepInfo& step) const {
     return step.host_seqs ? uint64_t(decode_split_cap(step, attn_min_split_tokens_)) : 0;

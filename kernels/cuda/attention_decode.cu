@@ -269,8 +269,8 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ float m_s[kWarps][kMmaHeads], l_s[kWarps][kMmaHeads];
     __shared__ float acc_s[kWarps][kMmaHeads][D];
 
-    // Launched to overlap the kernel before (kv_store): its launch is hidden. In a settled step
-    // (StepInfo::settled) the tokens cached before it (before pos0) are read before the wait,
+    // Launched to overlap the kernel before (the one that stores the new keys): its launch is hidden. In a
+    // settled step (StepInfo::settled) the tokens cached before it (before pos0) are read before the wait,
     // while the kernels before still run: at batch 1 they are most of the kernel's bytes.
     if (!a.settled) pdl_wait();
     const int split = blockIdx.x, gi = blockIdx.y, entry = blockIdx.z;

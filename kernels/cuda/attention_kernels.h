@@ -87,6 +87,25 @@ __device__ __forceinline__ float to_f32(__nv_bfloat16 x) {
     return __bfloat162float(x);
 }
 
+// The pool's element type and geometry checked for `op` (attention.cu).
+void check_pool(const KvLayer& kv, const char* op);
+
+// An fp32 value as a pool element (round to nearest even).
+template <typename T>
+__device__ __forceinline__ T from_f32(float x);
+template <>
+__device__ __forceinline__ float from_f32(float x) {
+    return x;
+}
+template <>
+__device__ __forceinline__ __half from_f32(float x) {
+    return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32(float x) {
+    return __float2bfloat16_rn(x);
+}
+
 // N consecutive pool elements at p (aligned to N * sizeof(T)) as fp32, in one load.
 template <typename T, int N>
 __device__ __forceinline__ void load_f32(const T* p, float* out) {

@@ -160,6 +160,9 @@ public:
                       const StepInfo& step) override;
 
     void kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, const StepInfo& step) override;
+    void qk_norm_rope_store(const Tensor& q, const float* q_w, const Tensor& q_out, const Tensor& k,
+                            const float* k_w, const Tensor& k_out, const Tensor& v, float eps, int n_rot,
+                            float theta, const KvLayer& kv, const StepInfo& step) override;
     void attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,
                    const StepInfo& step, const Tensor& out) override;
 
