@@ -96,12 +96,12 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
         const bool tensor = !std::is_same_v<T, float> && ops.precision() == Precision::Mixed;
         const int64_t resident =
             int64_t(decode_blocks_per_sm<T>(d, tensor)) * ops.props().multiProcessorCount;
-        // Split-K (CudaOps::attn_waves, attn_min_split_tokens): as many splits as fill that many
-        // waves of the kernel's resident blocks (as many as the SMs hold at once), within the cap
-        // (at least that many tokens a split). A block pays fixed costs (its q, its first tile's
-        // latency, merging its warps) in which its SM's share of the bandwidth goes unused; two waves
-        // measured faster than three or four at 4-24 sequences (docs/BENCHMARKS.md, twenty-fifth pass).
-        const int64_t want = ops.attn_waves() * resident / blocks;
+        // Split-K (CudaOps::attn_waves, attn_min_split_tokens): as many splits as fill the
+        // waves of the kernel's resident blocks (as many as the SMs hold at once) the cap asks
+        // for, within the cap. A block pays fixed costs (its q, its first tile's latency, merging
+        // its warps) in which its SM's share of the bandwidth goes unused, so at short contexts
+        // fewer blocks win; at long ones a second wave evens the SMs' loads.
+        const int64_t want = ops.attn_waves(split_cap) * resident / blocks;
         e.n_splits = int(std::max<int64_t>(1, std::min({want, split_cap, int64_t(kMaxDecodeSplits)})));
         Partials p;
         p.n_q_heads = int(n_heads);

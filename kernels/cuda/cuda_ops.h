@@ -96,13 +96,16 @@ public:
     static constexpr int64_t kNeverShared = INT64_MAX;
     int64_t shared_sum_outputs() const { return shared_sum_outputs_; }
     void set_shared_sum_outputs(int64_t n) { shared_sum_outputs_ = n; }
-    // Attention decode's split-K (attention.cu): its splits fill this many waves of the blocks the
-    // SMs hold at once, each split at least this many cached tokens. kDecodeWaves and
-    // kMinSplitTokens, or NIWA_ATTN_WAVES=N and NIWA_ATTN_MIN_SPLIT_TOKENS=N in the environment
-    // (for measurements).
-    static constexpr int kDecodeWaves = 2;
-    static constexpr int kMinSplitTokens = 64;
-    int attn_waves() const { return attn_waves_; }
+    // Attention decode's split-K (attention.cu): its splits fill attn_waves(cap) waves of the
+    // blocks the SMs hold at once, each split at least attn_min_split_tokens() cached tokens (cap:
+    // the most splits that allows the step's longest context, a power of two). One wave below
+    // kTwoWavesCap, two from it: at context 4096, 128 tokens and one wave against 64 and two made
+    // batches 1-8 1.1-3.1 % faster and batch 24 0.5 %; at 32K one wave lost 2 % at batch 24
+    // (docs/BENCHMARKS.md, twenty-sixth and thirty-second passes). NIWA_ATTN_WAVES=N (every cap) and
+    // NIWA_ATTN_MIN_SPLIT_TOKENS=N in the environment set them for measurements.
+    static constexpr int kMinSplitTokens = 128;
+    static constexpr int64_t kTwoWavesCap = 64;  // contexts from 8192 tokens
+    int attn_waves(int64_t cap) const { return attn_waves_ > 0 ? attn_waves_ : cap < kTwoWavesCap ? 1 : 2; }
     int attn_min_split_tokens() const { return attn_min_split_tokens_; }
     // The most bytes of fp16 weights the cuBLAS path dequantizes at once; a larger matrix runs
     // as slabs of rows (default 128 MiB; tests lower it to cover the slabs).
@@ -236,7 +239,7 @@ private:
     bool fuse_inputs_ = true;
     bool early_reads_ = true;
     int64_t shared_sum_outputs_ = kSharedSumOutputs;
-    int attn_waves_ = kDecodeWaves;
+    int attn_waves_ = 0;  // 0: by the cap (attn_waves)
     int attn_min_split_tokens_ = kMinSplitTokens;
     bool prestage_x_ = true;
     bool decode_x8_ = true;
