@@ -311,7 +311,8 @@ private slots:
             run("batch d128 G6", random_shapes(rng, 24, 900, 1, 1), 16, 4, 128, grouped(24, 4));
             run("blocks of 5 d64 G1", random_shapes(rng, 7, 300, 1, 1), 5, 4, 64, grouped(4, 4));
             run("uneven d128", {{500, 1}, {33, 4}, {1, 1}}, 8, 2, 128, uneven);
-            // One row of a long context: the combine pass's most splits, 64, of 80 and 128 tokens.
+            // One row of a long context: 32 splits of 128 tokens (one wave, four KV heads), and at
+            // 8150 tokens on one KV head (two waves) the combine pass's most splits, 64.
             run("one row d256 G6", {{4096, 1}}, 16, 4, 256, grouped(24, 4));
             run("one row, one KV head d128 G6", {{8150, 1}}, 16, 1, 128, grouped(6, 1));
         }
