@@ -204,25 +204,13 @@ void CudaOps::kv_store(const KvLayer& kv, const Tensor& k, const Tensor& v, cons
     const int64_t n_slots = int64_t(kv.n_blocks) * kv.block_tokens;
     const unsigned grid = unsigned(step.n_tokens);
     const int threads = width >= 256 ? 256 : 128;
-    switch (kv.type) {
-        case DType::F16:
-            NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kv_store_kernel<__half>, dim3(grid),
-                                               dim3(threads), 0, stream_, k.as<float>(), k.ld, v.as<float>(),
-                                               v.ld, static_cast<__half*>(kv.k), static_cast<__half*>(kv.v),
-                                               step.kv_slots, int(width), n_slots));
-            break;
-        case DType::BF16:
-            NIWA_CUDA_CHECK(launch_overlapping(
-                overlap_launches(), kv_store_kernel<__nv_bfloat16>, dim3(grid), dim3(threads), 0, stream_,
-                k.as<float>(), k.ld, v.as<float>(), v.ld, static_cast<__nv_bfloat16*>(kv.k),
-                static_cast<__nv_bfloat16*>(kv.v), step.kv_slots, int(width), n_slots));
-            break;
-        default:
-            NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kv_store_kernel<float>, dim3(grid),
-                                               dim3(threads), 0, stream_, k.as<float>(), k.ld, v.as<float>(),
-                                               v.ld, static_cast<float*>(kv.k), static_cast<float*>(kv.v),
-                                               step.kv_slots, int(width), n_slots));
-    }
+    with_pool_element(kv.type, [&](auto element) {
+        using T = decltype(element);
+        NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kv_store_kernel<T>, dim3(grid), dim3(threads),
+                                           0, stream_, k.as<float>(), k.ld, v.as<float>(), v.ld,
+                                           static_cast<T*>(kv.k), static_cast<T*>(kv.v), step.kv_slots,
+                                           int(width), n_slots));
+    });
 }
 
 void CudaOps::attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,
@@ -263,14 +251,9 @@ void CudaOps::attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of
     const AttnArgs args{q.as<float>(), out.as<float>(),  q.ld,          out.ld,    kv.k,
                         kv.v,          kv.block_tokens,  kv.n_kv_heads, step.seqs, step.block_tables,
                         scale,         reads_early(step)};
-    switch (kv.type) {
-        case DType::F16:
-            return run_attention<__half>(*this, args, groups, step, n_heads, d);
-        case DType::BF16:
-            return run_attention<__nv_bfloat16>(*this, args, groups, step, n_heads, d);
-        default:
-            return run_attention<float>(*this, args, groups, step, n_heads, d);
-    }
+    with_pool_element(kv.type, [&](auto element) {
+        run_attention<decltype(element)>(*this, args, groups, step, n_heads, d);
+    });
 }
 
 }  // namespace niwa::kernels::cuda

@@ -90,6 +90,20 @@ __device__ __forceinline__ float to_f32(__nv_bfloat16 x) {
 // The pool's element type and geometry checked for `op` (attention.cu).
 void check_pool(const KvLayer& kv, const char* op);
 
+// f(T{}) for the pool's element type T (F16: __half, BF16: __nv_bfloat16, else float; check_pool
+// admits only these).
+template <typename F>
+decltype(auto) with_pool_element(DType type, F&& f) {
+    switch (type) {
+        case DType::F16:
+            return f(__half{});
+        case DType::BF16:
+            return f(__nv_bfloat16{});
+        default:
+            return f(float{});
+    }
+}
+
 // An fp32 value as a pool element (round to nearest even).
 template <typename T>
 __device__ __forceinline__ T from_f32(float x);

@@ -5,7 +5,6 @@
 // qk_norm_rope_store writes the keys into the KV pool instead, and its warps past the keys copy
 // the values there: kv_store's launch is gone, and the pool gets the same bits.
 #include <string>
-#include <type_traits>
 
 #include "kernels/cuda/attention_kernels.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -56,11 +55,12 @@ __global__ void __launch_bounds__(kWarps * 32)
     // A key or value head row's place in the pool (pool.k set): its token's slot, its head.
     T* to = nullptr;
     if (!is_q && pool.k) {
-        const int64_t j = row - q.rows - (row < q.rows + k.rows ? 0 : k.rows);
+        const bool is_v = row >= q.rows + k.rows;
+        const int64_t j = row - q.rows - (is_v ? k.rows : 0);  // the key's or value's head row
         const int64_t slot = pool.slots[j / k.per_token];
         if (slot < 0 || slot >= pool.n_slots) return;
-        to = (row < q.rows + k.rows ? pool.k : pool.v) + slot * pool.width + (j % k.per_token) * width;
-        if (row >= q.rows + k.rows) {
+        to = (is_v ? pool.v : pool.k) + slot * pool.width + (j % k.per_token) * width;
+        if (is_v) {
             const float* x = pool.v_in.at(j);
             for (int c = lane; c < width; c += 32) to[c] = attn::from_f32<T>(x[c]);
             return;
@@ -176,8 +176,8 @@ void CudaOps::qk_norm_rope_store(const Tensor& q, const float* q_w, const Tensor
     require_f32(v, op, "v");
     require(v.cols == width && v.rows >= step.n_tokens, op, "v must be [n_tokens, n_kv_heads * head_dim]");
     if (step.n_tokens == 0) return;
-    auto launch = [&](auto* pool_type) {
-        using T = std::remove_pointer_t<decltype(pool_type)>;
+    attn::with_pool_element(kv.type, [&](auto element) {
+        using T = decltype(element);
         PoolRows<T> pool;
         pool.k = static_cast<T*>(kv.k);
         pool.v = static_cast<T*>(kv.v);
@@ -187,15 +187,7 @@ void CudaOps::qk_norm_rope_store(const Tensor& q, const float* q_w, const Tensor
         pool.v_in = segments(v, kv.head_dim, op, "v");
         pool.v_rows = s.k.rows;
         launch_qk(*this, s, eps, n_rot, step.positions, pool);
-    };
-    switch (kv.type) {
-        case DType::F16:
-            return launch(static_cast<__half*>(nullptr));
-        case DType::BF16:
-            return launch(static_cast<__nv_bfloat16*>(nullptr));
-        default:
-            return launch(static_cast<float*>(nullptr));
-    }
+    });
 }
 
 }  // namespace niwa::kernels::cuda
