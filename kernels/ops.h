@@ -125,8 +125,12 @@ struct GdnRaw {
 // - SigmoidGate: x * sigmoid(gate) per head of `width` channels, the gate of x's row r and head
 //   h being row r * (x.cols / width) + h of `other` (rows of one head each: attention's gate
 //   halves).
+// - ResidualNorm: rmsnorm(x) * w per row (x rows of the residual stream, eps), as residual_norm
+//   norms them; `normed`, when given, also receives those plain normed rows (residual_norm's xn),
+//   and `squares`, when given, holds each row's sum of squares of x in parts, as
+//   rotated_matmul_add returned them (a backend may norm from them instead of reading whole rows).
 struct RotatedInput {
-    enum class Kind { Rotate, Swiglu, GatedNorm, SigmoidGate };
+    enum class Kind { Rotate, Swiglu, GatedNorm, SigmoidGate, ResidualNorm };
     Kind kind = Kind::Rotate;
     Tensor x;
     Tensor other;
@@ -134,6 +138,8 @@ struct RotatedInput {
     float eps = 0.0f;
     int64_t width = 0;
     Rotation r;
+    Tensor normed;   // ResidualNorm: [x.rows, x.cols] or none
+    Tensor squares;  // ResidualNorm: [x.rows, parts] or none
 };
 
 struct SampleParams {
@@ -368,6 +374,35 @@ public:
     }
     // staged = the input `in` describes, through the ops above (rotated_input.cpp).
     void stage_rotated_input(const RotatedInput& in, const Tensor& staged);
+    // A sublayer's output projection and the residual add after it: x += (the input `in`
+    // describes) · Wᵀ, per row; y ([x.rows, w.out]) is room for the product. Returns, where the
+    // backend summed them as it added, each new row's sum of squares in parts ([x.rows, parts],
+    // backend memory, valid until its next call of this op) for the ResidualNorm input of x that
+    // follows (RotatedInput::squares); else an empty tensor. The default runs rotated_matmul into
+    // y, then add.
+    virtual Tensor rotated_matmul_add(const Weight& w, const RotatedInput& in, const Tensor& staged,
+                                      const Tensor& y, const Tensor& x) {
+        rotated_matmul(w, in, staged, y);
+        add(x, y, x);
+        return {};
+    }
+    // matmul_conv1d_silu of the input `in` describes (staged: room to build it, as rotated_matmul
+    // takes it). The default builds it in staged.
+    virtual void rotated_matmul_conv1d_silu(const Weight& w, const RotatedInput& in, const Tensor& staged,
+                                            const Tensor& y, const float* conv_w, int kernel,
+                                            const GdnState& st, const StepInfo& step,
+                                            const Tensor& conv_out) {
+        stage_rotated_input(in, staged);
+        matmul_conv1d_silu(w, staged, y, conv_w, kernel, st, step, conv_out);
+    }
+    // Whether a model step of `rows` tokens should leave each residual add to the output
+    // projection before it (rotated_matmul_add) and the norm after it to the matmuls that read it
+    // (ResidualNorm inputs) rather than run residual_norm between them: where the backend builds
+    // both inside its matmuls, so the step has two fewer launches a layer. No by default.
+    virtual bool norms_in_matmuls(int64_t rows) const {
+        (void)rows;
+        return false;
+    }
 
     // One token per row of logits [n, vocab]: greedy or sampled per params[i]; params and
     // out_ids are host arrays of n.

@@ -176,23 +176,26 @@ void RankForward::issue(const StepPlan& step, int64_t first_chunk) {
     if (w_.embd_inverse) ops_.rotate(x, w_.embd_rot, /*signs_first=*/false, x);
 
     // Between sublayers one residual_norm adds the sublayer's output, norms, and rotates into
-    // xr for the next matmuls (xn keeps the plain normed rows for GDN's alpha and beta).
-    const Tensor xr = first(xr_, T), none{};
+    // xr for the next matmuls (xn keeps the plain normed rows for GDN's alpha and beta); or, where
+    // the backend builds both inside its matmuls, the output projection adds and the next
+    // sublayer's matmuls norm (next_input).
+    norms_in_matmuls_ = comm_.world() == 1 && ops_.norms_in_matmuls(T);
+    const Tensor none{};
+    SublayerInput in;
     for (int il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& L = w_.layers[size_t(il)];
-        if (il == 0) ops_.residual_norm(x, none, L.attn_norm, hp_.rms_eps, xn, input_rotation(L), xr);
-        if (L.attention)
-            attention_layer(il, xr, y);
-        else
-            gdn_layer(il, xn, xr, y);
-        all_reduce(y);
-        ops_.residual_norm(x, y, L.post_norm, hp_.rms_eps, xn, L.ffn_in_rot, xr);
-        ffn(il, xr, y);
-        all_reduce(y);
+        if (il == 0) {
+            in = SublayerInput{first(xr_, T), xn};
+            ops_.residual_norm(x, none, L.attn_norm, hp_.rms_eps, xn, input_rotation(L), in.xr);
+        }
+        Tensor squares = L.attention ? attention_layer(il, in, y) : gdn_layer(il, in, y);
+        in = next_input(y, squares, L.post_norm, L.ffn_in_rot);
+        squares = ffn(il, in, y);
         if (il + 1 < hp_.n_layer) {
             const LayerWeights& next = w_.layers[size_t(il) + 1];
-            ops_.residual_norm(x, y, next.attn_norm, hp_.rms_eps, xn, input_rotation(next), xr);
-        } else {
+            in = next_input(y, squares, next.attn_norm, input_rotation(next));
+        } else if (!norms_in_matmuls_) {
+            all_reduce(y);
             ops_.add(x, y, x);
         }
     }
@@ -215,22 +218,55 @@ void RankForward::issue(const StepPlan& step, int64_t first_chunk) {
     ops_.matmul(w_.output, xro.rows_view(0, first_chunk), first(logits_, first_chunk));
 }
 
+RankForward::SublayerInput RankForward::next_input(const Tensor& y, const Tensor& squares, const float* w,
+                                                   const kernels::Rotation& r) {
+    const int64_t T = n_tokens_;
+    SublayerInput in{first(xr_, T), first(xn_, T)};
+    if (!norms_in_matmuls_) {
+        all_reduce(y);
+        ops_.residual_norm(first(x_, T), y, w, hp_.rms_eps, in.xn, r, in.xr);
+        return in;
+    }
+    in.fused = true;
+    in.norm.kind = kernels::RotatedInput::Kind::ResidualNorm;
+    in.norm.x = first(x_, T);
+    in.norm.w = w;
+    in.norm.eps = hp_.rms_eps;
+    in.norm.r = r;
+    in.norm.squares = squares;
+    return in;
+}
+
+void RankForward::input_matmul(const kernels::Weight& w, const SublayerInput& in, const Tensor& y) {
+    if (in.fused)
+        ops_.rotated_matmul(w, in.norm, in.xr, y);
+    else
+        ops_.matmul(w, in.xr, y);
+}
+
 void RankForward::stacked_matmul(const kernels::Weight& stacked,
-                                 std::initializer_list<const kernels::Weight*> parts, const Tensor& x,
+                                 std::initializer_list<const kernels::Weight*> parts, const SublayerInput& in,
                                  const Tensor& y) {
-    if (stacked.data) return ops_.matmul(stacked, x, y);
+    if (stacked.data) return input_matmul(stacked, in, y);
     int64_t c0 = 0;
     for (const kernels::Weight* w : parts) {
-        ops_.matmul(*w, x, y.cols_view(c0, w->out));
+        input_matmul(*w, in, y.cols_view(c0, w->out));
         c0 += w->out;
     }
+}
+
+Tensor RankForward::project(const kernels::Weight& w, const kernels::RotatedInput& in, const Tensor& staged,
+                            const Tensor& y) {
+    if (norms_in_matmuls_) return ops_.rotated_matmul_add(w, in, staged, y, first(x_, n_tokens_));
+    ops_.rotated_matmul(w, in, staged, y);
+    return {};
 }
 
 const kernels::Rotation& RankForward::input_rotation(const LayerWeights& L) {
     return L.attention ? L.attn.in_rot : L.gdn.in_rot;
 }
 
-void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
+Tensor RankForward::attention_layer(int il, const SublayerInput& in, const Tensor& y) {
     const AttentionWeights& A = w_.layers[size_t(il)].attn;
     const int64_t T = n_tokens_, D = hp_.head_dim;
     const int64_t nh = plan_.q_heads.size(), nkv = plan_.kv_heads.size();
@@ -241,10 +277,10 @@ void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
                  kv = one ? qgkv_.cols_view(2 * nh * D, 2 * nkv * D) : first(kv_, T),
                  k = kv.cols_view(0, nkv * D), v = kv.cols_view(nkv * D, nkv * D);
     if (one) {
-        ops_.matmul(A.qkv, xr, qgkv_);
+        input_matmul(A.qkv, in, qgkv_);
     } else {
-        ops_.matmul(A.q, xr, qg);
-        stacked_matmul(A.kv, {&A.k, &A.v}, xr, kv);
+        input_matmul(A.q, in, qg);
+        stacked_matmul(A.kv, {&A.k, &A.v}, in, kv);
     }
     // Per head, attn_q gives [query | gate]: view both halves as rows of one head each.
     const Tensor heads{qg.data, qg.type, T * nh, 2 * D, 2 * D};
@@ -259,13 +295,13 @@ void RankForward::attention_layer(int il, const Tensor& xr, const Tensor& y) {
     ops_.attention(q, pool, plan_.kv_of_q.data(), 1.0f / std::sqrt(float(D)), info_, o);
     // The output gate (a head's second half of qg) and the rotation, on the way into the
     // output projection.
-    kernels::RotatedInput in{kernels::RotatedInput::Kind::SigmoidGate, o, heads.cols_view(D, D)};
-    in.width = D;
-    in.r = A.out_rot;
-    ops_.rotated_matmul(A.out, in, first(or_, T), y);
+    kernels::RotatedInput gated{kernels::RotatedInput::Kind::SigmoidGate, o, heads.cols_view(D, D)};
+    gated.width = D;
+    gated.r = A.out_rot;
+    return project(A.out, gated, first(or_, T), y);
 }
 
-void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Tensor& y) {
+Tensor RankForward::gdn_layer(int il, const SublayerInput& in, const Tensor& y) {
     const GdnWeights& G = w_.layers[size_t(il)].gdn;
     const int64_t T = n_tokens_, ds = hp_.ssm_d_state;
     const int64_t nk = int64_t(plan_.k_heads.size()), nv = int64_t(plan_.v_tiled.size());
@@ -273,20 +309,27 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
     const Tensor qkvz = first(qkvz_, T), ab = first(ab_, T), conv = first(conv_, T);
     const Tensor qkv = qkvz.cols_view(0, qkv_dim), z = qkvz.cols_view(qkv_dim, nv * ds);
     const Tensor a = ab.cols_view(0, nv), b = ab.cols_view(nv, nv);
+    const Tensor xn = in.xn;
     // alpha and beta read the plain normed input: stacked, the delta rule makes them (GdnRaw::ab;
     // a backend may fuse the small matmul into its kernel); else first, where at decode sizes
     // their small matmul is latency, and the large one after it streams its first weights
-    // meanwhile (pdl.cuh).
-    if (!G.ab.data) stacked_matmul(G.ab, {&G.alpha, &G.beta}, xn, ab);
+    // meanwhile (pdl.cuh) -- after it where the norm is made inside it, which leaves xn.
+    const SublayerInput plain{xn};
+    if (!G.ab.data && !in.fused) stacked_matmul(G.ab, {&G.alpha, &G.beta}, plain, ab);
     // qkv's conv (a decode step's runs as the matmul stores its outputs, when the backend fuses).
     const kernels::GdnState& st = cache_.state[size_t(il)];
     const int K = hp_.ssm_conv_kernel;
-    if (G.qkvz.data) {
-        ops_.matmul_conv1d_silu(G.qkvz, xr, qkvz, G.conv, K, st, info_, conv);
+    const kernels::Weight& first_w = G.qkvz.data ? G.qkvz : G.qkv;
+    const Tensor first_y = G.qkvz.data ? qkvz : qkv;
+    if (in.fused) {
+        kernels::RotatedInput normed = in.norm;
+        normed.normed = xn;
+        ops_.rotated_matmul_conv1d_silu(first_w, normed, in.xr, first_y, G.conv, K, st, info_, conv);
     } else {
-        ops_.matmul_conv1d_silu(G.qkv, xr, qkv, G.conv, K, st, info_, conv);
-        ops_.matmul(G.gate, xr, z);
+        ops_.matmul_conv1d_silu(first_w, in.xr, first_y, G.conv, K, st, info_, conv);
     }
+    if (!G.qkvz.data) input_matmul(G.gate, in, z);
+    if (!G.ab.data && in.fused) stacked_matmul(G.ab, {&G.alpha, &G.beta}, plain, ab);
     // conv's first 2 nk heads of each row are q and k, L2-normalised per head (into qkn when the
     // backend does not fuse it), alpha and beta become the gates, then the delta rule.
     kernels::GdnRaw raw{G.a, G.dt_bias, 1e-6f, first(qkn_, T)};
@@ -300,20 +343,20 @@ void RankForward::gdn_layer(int il, const Tensor& xn, const Tensor& xr, const Te
                               kernels::GdnMode::Auto, o);
     // Per head of ds channels (z a column range, read head by head in its rows), then rotated, on
     // the way into the output projection.
-    const kernels::RotatedInput in{
+    const kernels::RotatedInput gated{
         kernels::RotatedInput::Kind::GatedNorm, o, z, G.norm, hp_.rms_eps, ds, G.out_rot};
-    ops_.rotated_matmul(G.out, in, first(gr_, T), y);
+    return project(G.out, gated, first(gr_, T), y);
 }
 
-void RankForward::ffn(int il, const Tensor& xr, const Tensor& y) {
+Tensor RankForward::ffn(int il, const SublayerInput& in, const Tensor& y) {
     const LayerWeights& L = w_.layers[size_t(il)];
     const int64_t T = n_tokens_;
     const int64_t F = plan_.ffn.size();
     const Tensor gu = first(fgu_, T), g = gu.cols_view(0, F), u = gu.cols_view(F, F), h = first(fh_, T);
-    stacked_matmul(L.ffn_gate_up, {&L.ffn_gate, &L.ffn_up}, xr, gu);
-    kernels::RotatedInput in{kernels::RotatedInput::Kind::Swiglu, g, u};
-    in.r = L.ffn_down_rot;
-    ops_.rotated_matmul(L.ffn_down, in, h, y);
+    stacked_matmul(L.ffn_gate_up, {&L.ffn_gate, &L.ffn_up}, in, gu);
+    kernels::RotatedInput act{kernels::RotatedInput::Kind::Swiglu, g, u};
+    act.r = L.ffn_down_rot;
+    return project(L.ffn_down, act, h, y);
 }
 
 }  // namespace niwa::model

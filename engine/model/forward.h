@@ -60,16 +60,34 @@ private:
     void issue(const StepPlan& step, int64_t first_chunk);
     // Runs issue() from a recording when the step's layout allows it; false: not recordable.
     bool run_recorded(const StepPlan& step, int64_t first_chunk);
-    // A sublayer reads the normed rows rotated for its weights (xr; GDN also the plain ones,
-    // xn) and writes its output to y.
+    // What a sublayer's first matmuls read: the normed rows rotated for its weights that
+    // residual_norm made (xr; GDN also the plain ones, xn), or, where the backend norms inside
+    // the matmuls (Ops::norms_in_matmuls), the residual stream as a ResidualNorm input (`norm`;
+    // xr is then room to stage it, xn where GDN's first matmul leaves the plain rows).
+    struct SublayerInput {
+        kernels::Tensor xr, xn;
+        kernels::RotatedInput norm;
+        bool fused = false;
+    };
     static const kernels::Rotation& input_rotation(const LayerWeights& L);
-    // y = x · [parts]ᵀ: one matmul when the parts are stacked in `stacked` (weights.h), else
+    // After a sublayer whose output is y (or was added to x already: fused, `squares` what the
+    // add left): the input of the next, normed by w and rotated by r.
+    SublayerInput next_input(const kernels::Tensor& y, const kernels::Tensor& squares, const float* w,
+                             const kernels::Rotation& r);
+    // y = in · Wᵀ.
+    void input_matmul(const kernels::Weight& w, const SublayerInput& in, const kernels::Tensor& y);
+    // y = in · [parts]ᵀ: one matmul when the parts are stacked in `stacked` (weights.h), else
     // one per part into consecutive column ranges of y.
     void stacked_matmul(const kernels::Weight& stacked, std::initializer_list<const kernels::Weight*> parts,
-                        const kernels::Tensor& x, const kernels::Tensor& y);
-    void attention_layer(int il, const kernels::Tensor& xr, const kernels::Tensor& y);
-    void gdn_layer(int il, const kernels::Tensor& xn, const kernels::Tensor& xr, const kernels::Tensor& y);
-    void ffn(int il, const kernels::Tensor& xr, const kernels::Tensor& y);
+                        const SublayerInput& in, const kernels::Tensor& y);
+    // A sublayer's output projection of `in`: into y, or with the norms in the matmuls added to
+    // the residual stream x_ (returning what rotated_matmul_add left for the next norm).
+    kernels::Tensor project(const kernels::Weight& w, const kernels::RotatedInput& in,
+                            const kernels::Tensor& staged, const kernels::Tensor& y);
+    // Each sublayer writes its output to y, or adds it to x_ (project); returns project's result.
+    kernels::Tensor attention_layer(int il, const SublayerInput& in, const kernels::Tensor& y);
+    kernels::Tensor gdn_layer(int il, const SublayerInput& in, const kernels::Tensor& y);
+    kernels::Tensor ffn(int il, const SublayerInput& in, const kernels::Tensor& y);
     void all_reduce(const kernels::Tensor& t);
     // rows [0, n) of a scratch tensor
     static kernels::Tensor first(const kernels::Tensor& t, int64_t n) { return t.rows_view(0, n); }
@@ -101,6 +119,7 @@ private:
     std::vector<kernels::SeqInfo> host_seqs_;
     std::vector<float> staging_;  // host copy for all-reduces of device tensors
     int n_tokens_ = 0;
+    bool norms_in_matmuls_ = false;  // this step's (Ops::norms_in_matmuls, one rank)
 
     // Recordings by step layout; a layout is recorded the second time it is seen (the first
     // run grows the backend's workspaces, which must not move inside a recording).

@@ -60,6 +60,7 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     if (decode && std::string(decode) == "ring") decode_gemm_ = DecodeGemm::Ring;
     if (decode && std::string(decode) == "wgmma") decode_gemm_ = DecodeGemm::Wgmma;
     fuse_inputs_ = !env_switched_off("NIWA_FUSE_INPUTS");
+    norms_in_matmuls_ = !env_switched_off("NIWA_NORMS_IN_MATMULS");
     early_reads_ = !env_switched_off("NIWA_EARLY_READS");
     if (env_switched_off("NIWA_SHARED_SUMS")) shared_sum_outputs_ = kNeverShared;
     if (const long long n = env_count("NIWA_SHARED_SUM_OUTPUTS")) shared_sum_outputs_ = n;

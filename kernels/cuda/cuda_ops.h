@@ -70,6 +70,9 @@ public:
     // (for measurements); tests set both.
     bool fuse_inputs() const { return fuse_inputs_; }
     void set_fuse_inputs(bool on) { fuse_inputs_ = on; }
+    // Whether norms_in_matmuls says yes where it may (else the model runs residual_norm): on
+    // unless NIWA_NORMS_IN_MATMULS=0 in the environment (for measurements); tests set both.
+    void set_norms_in_matmuls(bool on) { norms_in_matmuls_ = on; }
     // Whether kernels read `step`'s history before their PDL wait (the attention decode its
     // cached tokens, the recurrent delta rule its state): where the step is settled
     // (StepInfo::settled), unless NIWA_EARLY_READS=0 in the environment (for measurements).
@@ -147,6 +150,14 @@ public:
     void matmul(const Weight& w, const Tensor& x, const Tensor& y) override;
     void rotated_matmul(const Weight& w, const RotatedInput& in, const Tensor& staged,
                         const Tensor& y) override;
+    Tensor rotated_matmul_add(const Weight& w, const RotatedInput& in, const Tensor& staged, const Tensor& y,
+                              const Tensor& x) override;
+    void rotated_matmul_conv1d_silu(const Weight& w, const RotatedInput& in, const Tensor& staged,
+                                    const Tensor& y, const float* conv_w, int kernel, const GdnState& st,
+                                    const StepInfo& step, const Tensor& conv_out) override;
+    // At one row (the ops build it at 1-4 rows, where the register decode kernel runs), with
+    // fuse_inputs and norms_in_matmuls on and no device group; Mixed precision.
+    bool norms_in_matmuls(int64_t rows) const override;
     void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) override;
     void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) override;
     void rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) override;
@@ -208,6 +219,7 @@ public:
         Attention,
         GatedDeltaRule,
         Sample,
+        Squares,
         Count
     };
     void* workspace(Workspace id, size_t bytes);
@@ -237,6 +249,7 @@ private:
     PrefillGemm prefill_gemm_ = PrefillGemm::Auto;
     DecodeGemm decode_gemm_ = DecodeGemm::Auto;
     bool fuse_inputs_ = true;
+    bool norms_in_matmuls_ = true;
     bool early_reads_ = true;
     int64_t shared_sum_outputs_ = kSharedSumOutputs;
     int attn_waves_ = 0;  // 0: by the cap (attn_waves)

@@ -356,22 +356,38 @@ void launch_decode(CudaOps& ops, const MatmulArgs& a) {
 // rows, fp32, other weights, rows of 1024 inputs or fewer) the matmul, then conv1d_silu: at 8 and
 // 24 rows, the conv in the other kernels' tails measured slower than its own kernel
 // (docs/BENCHMARKS.md, thirteenth pass).
+namespace {
+
+void check_conv_out(const Tensor& conv_out, const Tensor& y) {
+    const char* op = "matmul_conv1d_silu";
+    require_f32(conv_out, op, "conv_out");
+    require(conv_out.rows == y.rows && conv_out.cols <= y.cols, op,
+            "conv_out [" + std::to_string(conv_out.rows) + ", " + std::to_string(conv_out.cols) +
+                "] must have y's rows and at most its columns");
+}
+
+// Whether the register kernel runs a's matmul with the conv on its way out: conv width kConvTaps,
+// and a decode step of one token a sequence, sequence s at row s.
+bool conv_in_decode_kernel(const CudaOps& ops, const MatmulArgs& a, int kernel, const StepInfo& step) {
+    bool fused = ops.fuse_inputs() && ops.precision() == Precision::Mixed && kernel == kConvTaps &&
+                 split_decode_takes_conv(a, chosen_decode_kernel(ops, a)) && step.n_seqs == a.n &&
+                 step.host_seqs != nullptr;
+    for (int s = 0; fused && s < step.n_seqs; ++s)
+        fused = step.host_seqs[s].q_start == s && step.host_seqs[s].n_q == 1;
+    return fused;
+}
+
+}  // namespace
+
 void CudaOps::matmul_conv1d_silu(const Weight& w, const Tensor& x, const Tensor& y, const float* conv_w,
                                  int kernel, const GdnState& st, const StepInfo& step,
                                  const Tensor& conv_out) {
     const char* op = "matmul_conv1d_silu";
     check_matmul("cuda", w, x, y);
-    require_f32(conv_out, op, "conv_out");
-    require(conv_out.rows == y.rows && conv_out.cols <= y.cols, op,
-            "conv_out [" + std::to_string(conv_out.rows) + ", " + std::to_string(conv_out.cols) +
-                "] must have y's rows and at most its columns");
+    check_conv_out(conv_out, y);
     const MatmulArgs a = matmul_args(w, x, y);
-    bool fused = fuse_inputs_ && precision_ == Precision::Mixed && kernel == kConvTaps &&
-                 split_decode_takes_conv(a, chosen_decode_kernel(*this, a)) && step.n_seqs == x.rows &&
-                 step.host_seqs != nullptr;
-    for (int s = 0; fused && s < step.n_seqs; ++s)
-        fused = step.host_seqs[s].q_start == s && step.host_seqs[s].n_q == 1;
-    if (!fused) return Ops::matmul_conv1d_silu(w, x, y, conv_w, kernel, st, step, conv_out);
+    if (!conv_in_decode_kernel(*this, a, kernel, step))
+        return Ops::matmul_conv1d_silu(w, x, y, conv_w, kernel, st, step, conv_out);
     check_conv_step(op, x.rows, st, step);
     check_alignment(w);
     launch_split_decode(
@@ -392,6 +408,53 @@ void CudaOps::rotated_matmul(const Weight& w, const RotatedInput& in, const Tens
                        split_decode_takes(in, a) && chosen_decode_kernel(*this, a) == DecodeGemm::Registers;
     if (!fused) return Ops::rotated_matmul(w, in, staged, y);
     launch_split_decode(*this, a, in);
+}
+
+// Where the register kernel takes the input (split_decode_takes_add) and is the kernel picked, it
+// adds the slices' sums to x as it sums them and leaves the squares of the new rows in parts,
+// for the residual norm after it to take inside the next matmuls (norms_in_matmuls). Else the
+// matmul, then the add.
+Tensor CudaOps::rotated_matmul_add(const Weight& w, const RotatedInput& in, const Tensor& staged,
+                                   const Tensor& y, const Tensor& x) {
+    check_rotated_input("cuda", in, staged);
+    check_matmul("cuda", w, staged, y);
+    require_f32(x, "rotated_matmul_add", "x");
+    require_same_shape(x, y, "rotated_matmul_add");
+    check_alignment(w);
+    const MatmulArgs a = matmul_args(w, staged, y);
+    const bool fused = fuse_inputs_ && precision_ == Precision::Mixed && split_decode_takes_add(in, a) &&
+                       chosen_decode_kernel(*this, a) == DecodeGemm::Registers;
+    if (!fused) return Ops::rotated_matmul_add(w, in, staged, y, x);
+    return launch_split_decode_add(*this, a, in, x);
+}
+
+// GDN's input projection of a normed input with the conv on its way out, where the register
+// kernel runs both (a decode step's rows, as matmul_conv1d_silu); else the input staged first.
+void CudaOps::rotated_matmul_conv1d_silu(const Weight& w, const RotatedInput& in, const Tensor& staged,
+                                         const Tensor& y, const float* conv_w, int kernel, const GdnState& st,
+                                         const StepInfo& step, const Tensor& conv_out) {
+    const char* op = "matmul_conv1d_silu";
+    check_rotated_input("cuda", in, staged);
+    check_matmul("cuda", w, staged, y);
+    check_conv_out(conv_out, y);
+    const MatmulArgs a = matmul_args(w, staged, y);
+    if (in.kind != RotatedInput::Kind::ResidualNorm || !split_decode_takes(in, a) ||
+        !conv_in_decode_kernel(*this, a, kernel, step))
+        return Ops::rotated_matmul_conv1d_silu(w, in, staged, y, conv_w, kernel, st, step, conv_out);
+    check_conv_step(op, staged.rows, st, step);
+    check_alignment(w);
+    launch_split_decode(
+        *this, a, in,
+        ConvStore{conv_w, st.conv, step.seqs, conv_out.as<float>(), conv_out.ld, conv_out.cols});
+}
+
+// One row only: whole 27B decode steps at 1, 2 and 4 rows, the norms in the matmuls against
+// residual_norm, measured +0.8 %, -0.5 % and the same (docs/BENCHMARKS.md, thirty-third pass).
+// The ops themselves take up to kRotatedMaxRows rows.
+bool CudaOps::norms_in_matmuls(int64_t rows) const {
+    constexpr int64_t kNormsInMatmulsRows = 1;
+    return norms_in_matmuls_ && fuse_inputs_ && precision_ == Precision::Mixed && comm_ == nullptr &&
+           rows >= 1 && rows <= kNormsInMatmulsRows;
 }
 
 void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {

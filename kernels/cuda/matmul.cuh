@@ -90,15 +90,24 @@ void launch_split_decode(CudaOps& ops, const MatmulArgs& a, bool ring);
 // The register kernel for the input `in` describes (a.x unused), built as each block stages
 // its slice of x (matmul_decode.cuh, stage_rotated), where split_decode_takes says it builds it:
 // a rotation by blocks of 32..1024 channels dividing 1024 (or none), a gated norm over heads of
-// kFusedNormWidth, a sigmoid gate over heads of a power of two; n <= kRotatedMaxRows (4).
+// kFusedNormWidth, a sigmoid gate over heads of a power of two, a residual norm with the parts
+// of its squares; n <= kRotatedMaxRows (4).
 constexpr int64_t kFusedNormWidth = 128;  // GDN's heads in the published models
 bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a);
 void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in);
+// The register kernel for a sublayer output's input `in` (swiglu, gated norm, sigmoid gate), its
+// slices' sums added to x (rows [0, a.n), a.out columns) instead of stored in y
+// (Ops::rotated_matmul_add), where split_decode_takes_add says it runs: split_decode_takes, more
+// than one slice. Returns the parts each x row's sum of squares is left in (the Squares workspace).
+bool split_decode_takes_add(const RotatedInput& in, const MatmulArgs& a);
+Tensor launch_split_decode_add(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in, const Tensor& x);
 // The register kernel with the conv on its way out, where split_decode_takes_conv says it runs:
 // the kernel decode_kernel picks (or the one forced) is the register kernel, at most
 // kRotatedMaxRows rows of x, rows of more than one slice (1024 inputs).
 bool split_decode_takes_conv(const MatmulArgs& a, CudaOps::DecodeGemm kernel);
 void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const ConvStore& conv);
+// The same, of a residual norm with the parts of its squares (split_decode_takes).
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in, const ConvStore& conv);
 // PQ2_0T weights of whole runs, any n, on the sm_90a warpgroup mma (matmul_decode_wgmma.cu):
 // where wgmma_decode_takes says it runs (CudaOps::has_wgmma_decode).
 bool wgmma_decode_takes(const CudaOps& ops, const MatmulArgs& a);

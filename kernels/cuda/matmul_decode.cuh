@@ -24,6 +24,7 @@
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/pdl.cuh"
+#include "kernels/cuda/rotate_sources.cuh"
 #include "kernels/cuda/wgmma.cuh"
 
 namespace niwa::kernels::cuda {
@@ -222,12 +223,17 @@ __device__ __forceinline__ void rotated_signs(const RotatedX<Read>& src, int qb0
 // stage_x sums them: the result is bit for bit the matmul of the input staged by the rotate
 // kernels (rotate.cu), which run the same arithmetic. Each block of a slice builds its slice
 // again: at one and two rows that measured faster than a kernel that builds x once, at four the
-// same (docs/BENCHMARKS.md, twelfth pass). Ends with the block synchronised. Fp32Rows: the input
+// same (docs/BENCHMARKS.md, twelfth pass). A ResidualNorm read: each warp first has the rows'
+// 1 / rms from their parts of the sum of squares (inverse_rms, loaded after x's values are
+// requested), scales the values by it, and row group 0's blocks write the plain normed rows.
+// Ends with the block synchronised. Fp32Rows: the input
 // is left in rows_buf as fp32 instead (row r's channel qb0 128 + c at r kRotatedRowBytes / 4 + c),
 // for the int8 staging (matmul_decode_x8.cuh); xs and bias are not touched.
 template <int NT, WordPairs W, typename Read, bool Fp32Rows = false>
 __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const float (&sg)[4], int64_t n,
                                               int qb0, int nqb, uint32_t* xs, float* bias, float* rows_buf) {
+    constexpr bool kNorm = std::is_same_v<Read, ReadResidualNorm>;
+    static_assert(!kNorm || ReadResidualNorm::kMaxRows >= kRotatedMaxRows);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     const int rows = min(static_cast<int>(n), kRotatedMaxRows);
     if (warp < nqb) {
@@ -238,11 +244,20 @@ __device__ __forceinline__ void stage_rotated(const RotatedX<Read>& src, const f
 #pragma unroll
             for (int k = 0; k < 4; ++k)
                 if (r < rows) raw[r][k] = src.read.fetch(r, c0 + 32 * k);
+        [[maybe_unused]] float inv[ReadResidualNorm::kMaxRows];
+        if constexpr (kNorm) src.read.inverse_rms(rows, lane, inv);
 #pragma unroll
         for (int r = 0; r < kRotatedMaxRows; ++r) {
             if (r >= rows) break;
             float v[4];
             src.read.values(raw[r], v);
+            if constexpr (kNorm) {
+#pragma unroll
+                for (int k = 0; k < 4; ++k) v[k] *= inv[r];
+                if (src.read.normed && blockIdx.x == 0)
+#pragma unroll
+                    for (int k = 0; k < 4; ++k) src.read.normed[r * src.read.ldn + c0 + 32 * k] = v[k];
+            }
 #pragma unroll
             for (int k = 0; k < 4; ++k) v[k] *= sg[k];
             if (src.block > 0) {
@@ -352,6 +367,17 @@ __device__ __forceinline__ void blocks_product(const BlockWords (&w)[B], const u
 // for rows below its channels.
 struct PlainOut {};
 
+// Or added to the residual stream (Ops::rotated_matmul_add): x += the sum, for x rows below
+// kMaxRows, and each row's sum of squares of its new values over a summing block's outputs into
+// squares (row c's part `part` at c lds + part; sum_slices says which part a block writes).
+struct ResidualAdd {
+    static constexpr int kMaxRows = 4;
+    float* x;
+    int64_t ldx;
+    float* squares;
+    int64_t lds;
+};
+
 // What the conv of output row r reads besides the matmul's value: its taps and the conv state of
 // x row c's sequence, oldest first. Loaded with the partial sums, before the value is known.
 struct ConvWindow {
@@ -432,10 +458,12 @@ struct TileStores {
 // unrolled body: a loop unrolled by a pragma runs a trip count below its factor one slice at a time.
 // Each output's (x row, weight row) is carried from one trip to the next (one division a thread,
 // not one an output) and its offsets are 32-bit (plan_decode, plan_slice_sums).
+// A ResidualAdd's x is loaded with the partials, and the squares of its new values are summed
+// per x row into sq.
 template <int B, int C, typename Out>
 __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0, int rows, int total,
-                                            const Out& out) {
-    constexpr bool Conv = std::is_same_v<Out, ConvStore>;
+                                            const Out& out, float (&sq)[ResidualAdd::kMaxRows]) {
+    constexpr bool Conv = std::is_same_v<Out, ConvStore>, Add = std::is_same_v<Out, ResidualAdd>;
     if (total <= 0) return;  // a share of no rows (fewer rows than slices)
     const MatmulArgs& a = p.a;
     const int slice_stride = static_cast<int>(a.n * a.out), out_rows = static_cast<int>(a.out);
@@ -470,6 +498,11 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
             ++c0;
         }
         float s[B] = {};
+        [[maybe_unused]] float res[Add ? B : 1];
+        if constexpr (Add)
+#pragma unroll
+            for (int b = 0; b < B; ++b)
+                res[b] = src[b] >= 0 ? __ldcg(out.x + row0 + c[b] * out.ldx + i[b]) : 0.0f;
         for (int sl0 = 0; sl0 < p.slices; sl0 += C) {
             float v[C][B];
 #pragma unroll
@@ -493,6 +526,12 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
                         store_conv(out, c[b], row0 + i[b], s[b], win[b]);
                     else
                         y[c[b] * ldy + i[b]] = s[b];
+                } else if constexpr (Add) {
+                    const float h = res[b] + s[b];
+                    out.x[row0 + c[b] * out.ldx + i[b]] = h;
+#pragma unroll
+                    for (int r = 0; r < ResidualAdd::kMaxRows; ++r)
+                        if (c[b] == r) sq[r] = fmaf(h, h, sq[r]);
                 } else {
                     y[c[b] * ldy + i[b]] = s[b];
                 }
@@ -521,9 +560,11 @@ constexpr uint64_t kSliceWaitNs = 20'000'000'000;  // 20 s
 // order, so the result does not depend on scheduling. Offsets into the partials and y fit 32 bits
 // (plan_slice_sums, plan_decode). Out: where the sums go (PlainOut: y; a ConvStore: its rows through the
 // conv).
+// A ResidualAdd takes `scratch`: ResidualAdd::kMaxRows x 32 floats of shared memory (static
+// shared memory would not fit beside the dynamic share the decode kernels take whole).
 template <typename Out = PlainOut>
 __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
-                                           unsigned* flag, const Out& out = {}) {
+                                           unsigned* flag, const Out& out = {}, float* scratch = nullptr) {
     if (p.slices == 1) return;
     const MatmulArgs& a = p.a;
     unsigned* arrived = p.counters + 2 * group;
@@ -565,14 +606,15 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
     }
     const int rows = static_cast<int>(row1 - row0), total = rows * static_cast<int>(a.n);
     const int threads = static_cast<int>(blockDim.x);
+    float sq[ResidualAdd::kMaxRows] = {};
     auto sum = [&](const auto& to) {
         using To = std::decay_t<decltype(to)>;
         if (total <= threads)
-            sum_outputs<1, 20, To>(p, row0, rows, total, to);
+            sum_outputs<1, 20, To>(p, row0, rows, total, to, sq);
         else if (total <= 2 * threads)
-            sum_outputs<2, 10, To>(p, row0, rows, total, to);
+            sum_outputs<2, 10, To>(p, row0, rows, total, to, sq);
         else
-            sum_outputs<4, 6, To>(p, row0, rows, total, to);
+            sum_outputs<4, 6, To>(p, row0, rows, total, to, sq);
     };
     // A group (or share) wholly past the conv's rows sums as a plain one (fewer registers).
     if constexpr (std::is_same_v<Out, ConvStore>) {
@@ -580,6 +622,24 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
             sum(out);
         else
             sum(PlainOut{});
+    } else if constexpr (std::is_same_v<Out, ResidualAdd>) {
+        sum(out);
+        // The block's squares per x row (a warp tree, then the warps in order) into its part: the
+        // group's (one block sums it), or the group's slice's share (shared sums: every block).
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+        for (int r = 0; r < ResidualAdd::kMaxRows; ++r) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sq[r] += __shfl_xor_sync(0xffffffffu, sq[r], o);
+            if (lane == 0) scratch[r * 32 + warp] = sq[r];
+        }
+        __syncthreads();
+        if (threadIdx.x < min(static_cast<int>(a.n), ResidualAdd::kMaxRows)) {
+            float v = 0.0f;
+            for (int w = 0; w < (threads >> 5); ++w) v += scratch[threadIdx.x * 32 + w];
+            const int part = p.shared_sum ? group * p.slices + static_cast<int>(blockIdx.y) : group;
+            out.squares[threadIdx.x * out.lds + part] = v;
+        }
     } else {
         sum(PlainOut{});
     }
@@ -655,14 +715,21 @@ int blocks_per_sm(CudaOps& ops, K* kernel, int threads, size_t smem, std::atomic
 // Launches `kernel` over one wave of blocks (measured: fewer, fuller blocks for small matrices
 // are slower): blocks_per_sm from the occupancy calculator, so every block runs at once, as a
 // shared sum (sum_slices) needs.
+// Returns the launch's plan.
 template <typename K, typename... Args>
-void launch_wave(CudaOps& ops, K* kernel, int threads, const MatmulArgs& pass, size_t smem, int blocks_per_sm,
-                 const Args&... args) {
+DecodeParams launch_wave(CudaOps& ops, K* kernel, int threads, const MatmulArgs& pass, size_t smem,
+                         int blocks_per_sm, const Args&... args) {
     DecodeParams p = plan_decode(ops, pass, ops.props().multiProcessorCount * blocks_per_sm);
     share_sums_in_one_wave(ops, p);
     const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
     NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), kernel, grid, dim3(threads), smem,
                                        ops.stream(), p, args...));
+    return p;
+}
+
+// The parts a ResidualAdd launch planned as p leaves each x row's sum of squares in (sum_slices).
+inline int residual_parts(const DecodeParams& p) {
+    return p.shared_sum ? p.groups * p.slices : p.groups;
 }
 
 }  // namespace niwa::kernels::cuda

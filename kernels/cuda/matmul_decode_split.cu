@@ -182,6 +182,8 @@ template <int NT, bool Tiled, typename Src, typename Out, bool X8>
 __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p, Src src, Out out) {
     constexpr bool kPlain = std::is_same_v<Src, PlainX>;
     static_assert(!X8 || NT == 1, "int8 x is one mma's columns");
+    static_assert(!kPlain || !std::is_same_v<Out, ResidualAdd>,
+                  "the add's scratch is the rotated rows' room");
     extern __shared__ __align__(16) uint8_t smem[];
     const auto [xs, bias, warp, lane, g, tig, group, slice, qb0, nqb, t0, t1, xw] = place_of<NT>(p, smem);
     const MatmulArgs& a = p.a;
@@ -251,16 +253,20 @@ __global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodePara
             zero(acc);
         }
     }
-    sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + decode_x_bytes(NT)), out);
+    // A ResidualAdd's scratch: the rotated rows' room (a rotated src: launch_pass), used up.
+    sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + decode_x_bytes(NT)), out, rows_buf);
 }
 
 // One pass of at most kDecodeMaxRows rows of x (a RotatedX src: at most kRotatedMaxRows): the
 // ring kernel where x is plain, the rows are whole runs, the backend may choose it and the device
 // holds it at its full occupancy (an H200: yes; an RTX 5070's 100 KB an SM: no); the register
 // kernel otherwise. A ConvStore out: the register kernel, one x tile (split_decode_takes_conv).
+// Returns the plan of its launch.
 template <typename Src, typename Out = PlainOut>
-void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src, const Out& out = {}) {
+DecodeParams launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src,
+                         const Out& out = {}) {
     constexpr bool kPlain = std::is_same_v<Src, PlainX>, kConv = std::is_same_v<Out, ConvStore>;
+    DecodeParams planned;
     auto tiles = [&](auto x_tiles) {
         constexpr int NT = decltype(x_tiles)::value;
         auto launch = [&](auto layout) {
@@ -272,8 +278,10 @@ void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src
                     static std::atomic<int> fits[64] = {};
                     allow_max_smem(ops, kernel, configured);
                     const int n = blocks_per_sm(ops, kernel, kWarps * 32, ring_smem_bytes(NT), fits);
-                    if (n >= ring_blocks_per_sm(NT))
-                        return launch_wave(ops, kernel, kWarps * 32, pass, ring_smem_bytes(NT), n);
+                    if (n >= ring_blocks_per_sm(NT)) {
+                        planned = launch_wave(ops, kernel, kWarps * 32, pass, ring_smem_bytes(NT), n);
+                        return;
+                    }
                 }
             }
             const size_t smem = decode_x_bytes(NT) + 16 + (kPlain ? 0 : kRotatedMaxRows * kRotatedRowBytes);
@@ -282,8 +290,9 @@ void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src
                 static std::atomic<uint64_t> configured{0};
                 static std::atomic<int> cached[64] = {};
                 allow_max_smem(ops, kernel, configured);
-                launch_wave(ops, kernel, kWarps * 32, pass, smem,
-                            std::max(1, blocks_per_sm(ops, kernel, kWarps * 32, smem, cached)), src, out);
+                planned =
+                    launch_wave(ops, kernel, kWarps * 32, pass, smem,
+                                std::max(1, blocks_per_sm(ops, kernel, kWarps * 32, smem, cached)), src, out);
             };
             if constexpr (NT == 1)
                 if (ops.decode_x8() && pass.n <= kX8MaxRows) return run(std::true_type{});
@@ -298,6 +307,7 @@ void launch_pass(CudaOps& ops, const MatmulArgs& pass, bool ring, const Src& src
         with_x_tiles(static_cast<int>((pass.n + 7) / 8), tiles);
     else
         tiles(std::integral_constant<int, 1>{});
+    return planned;
 }
 
 void check_split_decode(const MatmulArgs& a) {
@@ -307,11 +317,54 @@ void check_split_decode(const MatmulArgs& a) {
     require(!tiled || a.in % (kSliceBlocks * kQuantBlock) == 0, "matmul", "a PQ2_0T matrix has whole runs");
 }
 
-template <typename Read>
-void launch_rotated(CudaOps& ops, const MatmulArgs& a, const Read& read, const Rotation& r) {
+template <typename Read, typename Out>
+DecodeParams launch_rotated(CudaOps& ops, const MatmulArgs& a, const Read& read, const Rotation& r,
+                            const Out& out) {
     RotatedX<Read> src{read, r.block ? r.signs : nullptr, r.block,
                        r.block ? 1.0f / std::sqrt(static_cast<float>(r.block)) : 1.0f};
-    launch_pass(ops, a, false, src);
+    return launch_pass(ops, a, false, src, out);
+}
+
+// The sublayer outputs' inputs (what rotated_matmul_add's matmuls read), into `out`.
+template <typename Out>
+DecodeParams launch_output_input(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in, const Out& out) {
+    const Tensor& x = in.x;
+    const Tensor& o = in.other;
+    switch (in.kind) {
+        case RotatedInput::Kind::Swiglu:
+            return launch_rotated(ops, a, ReadSwiglu{x.as<const float>(), o.as<const float>(), x.ld, o.ld},
+                                  in.r, out);
+        case RotatedInput::Kind::GatedNorm:
+            return launch_rotated(ops, a,
+                                  ReadNormGated<kFusedNormWidth>{x.as<const float>(), o.as<const float>(),
+                                                                 in.w, x.ld, o.ld, in.eps},
+                                  in.r, out);
+        case RotatedInput::Kind::SigmoidGate: {
+            int log_width = 0;
+            while ((int64_t{1} << log_width) < in.width) ++log_width;
+            return launch_rotated(ops, a,
+                                  ReadSigmoidGate{x.as<const float>(), o.as<const float>(), x.ld, o.ld,
+                                                  static_cast<int>(x.cols / in.width), log_width},
+                                  in.r, out);
+        }
+        default:
+            require(false, "rotated_matmul_add", "the split decode kernels add only a sublayer's output");
+            return {};
+    }
+}
+
+ReadResidualNorm read_residual_norm(const RotatedInput& in) {
+    const Tensor& x = in.x;
+    return ReadResidualNorm{x.as<const float>(),
+                            in.w,
+                            in.squares.as<const float>(),
+                            x.ld,
+                            in.squares.ld,
+                            static_cast<int>(in.squares.cols),
+                            static_cast<float>(x.cols),
+                            in.eps,
+                            in.normed.data ? in.normed.as<float>() : nullptr,
+                            in.normed.data ? in.normed.ld : 0};
 }
 
 }  // namespace
@@ -335,6 +388,14 @@ void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const ConvStore& con
     launch_pass(ops, a, false, PlainX{}, conv);
 }
 
+void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in, const ConvStore& conv) {
+    check_split_decode(a);
+    require(split_decode_takes_conv(a, CudaOps::DecodeGemm::Registers) && split_decode_takes(in, a) &&
+                in.kind == RotatedInput::Kind::ResidualNorm,
+            "matmul_conv1d_silu", "the register kernel runs the conv of a normed input only");
+    launch_rotated(ops, a, read_residual_norm(in), in.r, conv);
+}
+
 bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a) {
     using K = RotatedInput::Kind;
     const Rotation& r = in.r;
@@ -343,8 +404,16 @@ bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a) {
                          (kSliceBlocks * kQuantBlock) % r.block == 0 && a.in % r.block == 0);
     const bool kind = in.kind != K::GatedNorm || in.width == kFusedNormWidth;
     const bool heads = in.kind != K::SigmoidGate || (in.width & (in.width - 1)) == 0;
+    // A norm from the parts of its squares (the staging's shuffles take whole warps of parts).
+    const bool squares = in.kind != K::ResidualNorm || (in.squares.data && in.squares.rows >= a.n);
     return (a.type == DType::PQ2_0S || a.type == DType::PQ2_0T) && a.n <= kRotatedMaxRows && rotation &&
-           kind && heads;
+           kind && heads && squares;
+}
+
+bool split_decode_takes_add(const RotatedInput& in, const MatmulArgs& a) {
+    using K = RotatedInput::Kind;
+    return (in.kind == K::Swiglu || in.kind == K::GatedNorm || in.kind == K::SigmoidGate) &&
+           split_decode_takes(in, a) && a.n >= 1 && a.in > kSliceBlocks * kQuantBlock && a.out > 0;
 }
 
 void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in) {
@@ -352,27 +421,29 @@ void launch_split_decode(CudaOps& ops, const MatmulArgs& a, const RotatedInput& 
     require(split_decode_takes(in, a), "matmul",
             "this rotated input is not one the split decode kernels build");
     const Tensor& x = in.x;
-    const Tensor& o = in.other;
     switch (in.kind) {
         case RotatedInput::Kind::Rotate:
-            return launch_rotated(ops, a, ReadX{x.as<const float>(), x.ld}, in.r);
-        case RotatedInput::Kind::Swiglu:
-            return launch_rotated(ops, a, ReadSwiglu{x.as<const float>(), o.as<const float>(), x.ld, o.ld},
-                                  in.r);
-        case RotatedInput::Kind::GatedNorm:
-            return launch_rotated(ops, a,
-                                  ReadNormGated<kFusedNormWidth>{x.as<const float>(), o.as<const float>(),
-                                                                 in.w, x.ld, o.ld, in.eps},
-                                  in.r);
-        case RotatedInput::Kind::SigmoidGate: {
-            int log_width = 0;
-            while ((int64_t{1} << log_width) < in.width) ++log_width;
-            return launch_rotated(ops, a,
-                                  ReadSigmoidGate{x.as<const float>(), o.as<const float>(), x.ld, o.ld,
-                                                  static_cast<int>(x.cols / in.width), log_width},
-                                  in.r);
-        }
+            launch_rotated(ops, a, ReadX{x.as<const float>(), x.ld}, in.r, PlainOut{});
+            return;
+        case RotatedInput::Kind::ResidualNorm:
+            launch_rotated(ops, a, read_residual_norm(in), in.r, PlainOut{});
+            return;
+        default:
+            launch_output_input(ops, a, in, PlainOut{});
     }
+}
+
+Tensor launch_split_decode_add(CudaOps& ops, const MatmulArgs& a, const RotatedInput& in, const Tensor& x) {
+    check_split_decode(a);
+    require(split_decode_takes_add(in, a), "rotated_matmul_add",
+            "this input is not one the split decode kernels add to the residual stream");
+    // At most a part a block (sum_slices), and an SM holds at most 8 blocks of 256 threads.
+    const int64_t lds = int64_t{ops.props().multiProcessorCount} * 8;
+    auto* squares = static_cast<float*>(
+        ops.workspace(CudaOps::Workspace::Squares, static_cast<size_t>(a.n * lds) * sizeof(float)));
+    const DecodeParams p = launch_output_input(ops, a, in, ResidualAdd{x.as<float>(), x.ld, squares, lds});
+    require(residual_parts(p) <= lds, "rotated_matmul_add", "more parts of the squares than planned");
+    return Tensor{squares, DType::F32, a.n, residual_parts(p), lds};
 }
 
 }  // namespace niwa::kernels::cuda

@@ -1,6 +1,7 @@
 // What a rotation reads (rotate.cu's warp kernel, and the decode matmuls' x staging where
 // they take a rotated input, matmul_decode.cuh): x's channels, swiglu(gate, up), GDN's gated
-// rmsnorm per head, or attention's sigmoid-gated output. Header for .cu files (C++17).
+// rmsnorm per head, attention's sigmoid-gated output, or the residual stream's RMS norm. Header for .cu files
+// (C++17).
 #pragma once
 
 #include <cstdint>
@@ -92,6 +93,52 @@ struct ReadSigmoidGate {
     __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
 #pragma unroll
         for (int j = 0; j < N; ++j) v[j] = sigmoid_mul_value(raw[j].x, raw[j].y);
+    }
+};
+
+// A row of the residual stream times its norm weight (ResidualNorm, ops.h): values() gives x w;
+// the row's 1 / rms comes from the sums of squares a rotated_matmul_add left in `parts` parts
+// (inverse_rms), and the decode matmul's staging multiplies by it (stage_rotated). `normed`,
+// when set, receives the plain normed rows (written by the blocks of row group 0).
+struct ReadResidualNorm {
+    static constexpr int kMaxRows = 4;
+    const float *x, *w, *squares;
+    int64_t ldx, lds;
+    int parts;
+    float cols, eps;
+    float* normed;
+    int64_t ldn;
+    using Raw = float2;
+    __device__ Raw fetch(int64_t row, int64_t c) const { return make_float2(x[row * ldx + c], w[c]); }
+    template <int N>
+    __device__ void values(const Raw (&raw)[N], float (&v)[N]) const {
+#pragma unroll
+        for (int j = 0; j < N; ++j) v[j] = raw[j].x * raw[j].y;
+    }
+    // 1 / sqrt(mean(x²) + eps) of rows [0, rows), to every lane of the calling warp: each lane sums
+    // parts lane, lane + 32, ..., then the warp's tree; the same order in every warp and block. A
+    // lane's first kAtOnce parts a row are loaded together (one trip to the L2 up to 128 parts).
+    __device__ void inverse_rms(int rows, int lane, float (&inv)[kMaxRows]) const {
+        constexpr int kAtOnce = 4;
+        float s[kMaxRows] = {};
+        for (int p0 = lane; p0 < parts; p0 += 32 * kAtOnce) {
+            float v[kAtOnce][kMaxRows];
+#pragma unroll
+            for (int j = 0; j < kAtOnce; ++j)
+#pragma unroll
+                for (int r = 0; r < kMaxRows; ++r)
+                    v[j][r] = r < rows && p0 + 32 * j < parts ? squares[r * lds + p0 + 32 * j] : 0.0f;
+#pragma unroll
+            for (int j = 0; j < kAtOnce; ++j)
+#pragma unroll
+                for (int r = 0; r < kMaxRows; ++r) s[r] += v[j][r];
+        }
+#pragma unroll
+        for (int r = 0; r < kMaxRows; ++r) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) s[r] += __shfl_xor_sync(0xffffffffu, s[r], o);
+            inv[r] = 1.0f / sqrtf(s[r] / cols + eps);
+        }
     }
 };
 

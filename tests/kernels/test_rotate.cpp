@@ -119,6 +119,66 @@ private slots:
         QCOMPARE(y.buf, want.buf);
     }
 
+    // The defaults of the norms in matmuls (Ops::norms_in_matmuls): a ResidualNorm input is the
+    // row normed by its RMS and weight (into `normed` too), then rotated, as residual_norm makes
+    // xn and xr; rotated_matmul_add adds the projection to x and leaves no squares. Against
+    // explicit sums.
+    void residualNormInputAndAdd() {
+        std::mt19937 rng(306);
+        auto ops = make_cpu_ops(2);
+        const int64_t rows = 3, cols = 64, out = 5;
+        const int block = 32;
+        const float eps = 1e-6f;
+        const auto s = random_signs(rng, cols);
+        const HostTensor x = random_tensor(rng, rows, cols, cols + 2, -4.0f, 4.0f);
+        const HostTensor w = random_tensor(rng, out, cols, cols);
+        const auto norm_w = random_vector(rng, cols, 0.5f, 1.5f);
+        const Weight weight{w.buf.data(), DType::F32, cols, out, size_t(cols) * sizeof(float)};
+        RotatedInput in{RotatedInput::Kind::ResidualNorm, x.t};
+        in.w = norm_w.data();
+        in.eps = eps;
+        in.r = Rotation{block, s.data()};
+        HostTensor normed(rows, cols, cols), staged(rows, cols, cols), y(rows, out, out);
+        in.normed = normed.t;
+        ops->rotated_matmul(weight, in, staged.t, y.t);
+        HostTensor want_n(rows, cols, cols);
+        for (int64_t r = 0; r < rows; ++r) {
+            double ss = 0.0;
+            for (int64_t c = 0; c < cols; ++c) ss += double(x.at(r, c)) * x.at(r, c);
+            const double inv = 1.0 / std::sqrt(ss / cols + eps);
+            for (int64_t c = 0; c < cols; ++c) {
+                want_n.at(r, c) = float(x.at(r, c) * inv * norm_w[size_t(c)]);
+                QVERIFY2(
+                    std::abs(normed.at(r, c) - want_n.at(r, c)) <= 1e-5 * std::abs(want_n.at(r, c)) + 1e-6,
+                    qPrintable(QString("normed row %1 col %2").arg(r).arg(c)));
+            }
+            const auto rotated = reference(want_n, r, block, s, true);
+            for (int64_t c = 0; c < cols; ++c)
+                QVERIFY2(std::abs(staged.at(r, c) - rotated[size_t(c)]) <= 1e-4,
+                         qPrintable(QString("staged row %1 col %2").arg(r).arg(c)));
+        }
+        // The same as residual_norm with nothing to add.
+        HostTensor xn(rows, cols, cols), xr(rows, cols, cols), x_copy(rows, cols, cols + 2);
+        x_copy.buf = x.buf;
+        ops->residual_norm(x_copy.t, Tensor{}, norm_w.data(), eps, xn.t, in.r, xr.t);
+        QCOMPARE(staged.buf, xr.buf);
+        QCOMPARE(normed.buf, xn.buf);
+
+        // rotated_matmul_add: x += the staged input's matmul.
+        const HostTensor wide = random_tensor(rng, cols, cols, cols);
+        const Weight square{wide.buf.data(), DType::F32, cols, cols, size_t(cols) * sizeof(float)};
+        HostTensor x_sum(rows, cols, cols + 2), y2(rows, cols, cols), want_y(rows, cols, cols);
+        x_sum.buf = x.buf;
+        const Tensor parts = ops->rotated_matmul_add(square, in, staged.t, y2.t, x_sum.t);
+        QVERIFY(parts.data == nullptr);
+        ops->matmul(square, xr.t, want_y.t);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) QCOMPARE(x_sum.at(r, c), x.at(r, c) + want_y.at(r, c));
+        // A residual norm without its weight is refused.
+        in.w = nullptr;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ops->rotated_matmul(weight, in, staged.t, y.t));
+    }
+
     // What the input needs, stated: a staging buffer of whole rows, heads that divide the row, a
     // gate row per head.
     void rotatedMatmulRejectsBadInputs() {

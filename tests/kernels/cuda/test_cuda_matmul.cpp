@@ -130,6 +130,53 @@ bool holds(DType t, const Case& c) {
     return t != DType::PQ2_0T || c.in % kSplitRunElems == 0;
 }
 
+// A random input of `kind` for a matmul of `in` inputs (RotatedInput, ops.h): x [n, in] and what
+// it reads besides (swiglu's up, the gated norm's z: [n, in]; the sigmoid gate: a row of 2 width
+// a head, the gate its second half), per-channel gains of a head (`width`), the signs of Hadamard
+// blocks of `block` (0: none). `host` reads the host copies, `dev` the GPU's.
+struct RandomInput {
+    HostTensor x, other;
+    std::vector<float> gains, signs;
+    std::unique_ptr<DeviceTensor> dx, dother;
+    std::unique_ptr<DeviceBytes> dgains, dsigns;
+    RotatedInput host, dev;
+};
+
+RandomInput random_input(Ops& gpu, std::mt19937& rng, RotatedInput::Kind kind, int64_t n, int64_t in,
+                         int64_t width, int block) {
+    const bool sigmoid = kind == RotatedInput::Kind::SigmoidGate;
+    const int64_t heads = width ? in / width : 0;
+    RandomInput r{
+        random_tensor(rng, n, in, sigmoid ? in : in + 3),
+        sigmoid ? random_tensor(rng, n * heads, 2 * width, 2 * width) : random_tensor(rng, n, in, in + 5),
+        random_vector(rng, size_t(std::max<int64_t>(width, 1)), 0.5f, 1.5f),
+        {}};
+    for (int64_t i = 0; i < in; ++i) r.signs.push_back((rng() & 1) ? 1.0f : -1.0f);
+    const auto view = [&](const Tensor& o) { return sigmoid ? o.cols_view(width, width) : o; };
+    r.host = RotatedInput{kind,
+                          r.x.t,
+                          view(r.other.t),
+                          r.gains.data(),
+                          1e-6f,
+                          width,
+                          Rotation{block, block ? r.signs.data() : nullptr}};
+    r.dx = std::make_unique<DeviceTensor>(gpu, r.x);
+    r.dother = std::make_unique<DeviceTensor>(gpu, r.other);
+    r.dgains = std::make_unique<DeviceBytes>(gpu, r.gains);
+    r.dsigns = std::make_unique<DeviceBytes>(gpu, r.signs);
+    r.dev = r.host;
+    r.dev.x = r.dx->t;
+    r.dev.other = view(r.dother->t);
+    r.dev.w = r.dgains->as<float>();
+    r.dev.r.signs = block ? r.dsigns->as<float>() : nullptr;
+    return r;
+}
+
+const char* names_of(RotatedInput::Kind k) {
+    const char* names[] = {"rotate", "swiglu", "gated norm", "sigmoid gate", "residual norm"};
+    return names[static_cast<int>(k)];
+}
+
 }  // namespace
 
 class TestCudaMatmul : public QObject {
@@ -573,7 +620,6 @@ private slots:
             {K::GatedNorm, 256, 2048, 20, 64, 1024, false},
             {K::Rotate, 128, 1152, 10, 0, 0, true},
         };
-        const char* names[] = {"rotate", "swiglu", "gated norm", "sigmoid gate"};
         int seed = 7000;
         // The sum as planned, then shared; then int8 x (one x tile of the register kernel) as planned.
         for (const auto& [shared, x8] :
@@ -586,35 +632,10 @@ private slots:
                     if (!holds(t, wc)) continue;
                     std::mt19937 rng(seed++);
                     const CaseWeight w = case_weight(b, t, wc, rng);
-                    const bool sigmoid = c.kind == K::SigmoidGate;
-                    const HostTensor x = random_tensor(rng, c.n, c.in, sigmoid ? c.in : c.in + 3);
-                    const int64_t heads = c.width ? c.in / c.width : 0;
-                    const HostTensor other = sigmoid
-                                                 ? random_tensor(rng, c.n * heads, 2 * c.width, 2 * c.width)
-                                                 : random_tensor(rng, c.n, c.in, c.in + 5);
-                    std::uniform_real_distribution<float> gain(0.5f, 1.5f);
-                    std::vector<float> norm_w(static_cast<size_t>(std::max<int64_t>(c.width, 1))), signs;
-                    for (float& g : norm_w) g = gain(rng);
-                    for (int64_t i = 0; i < c.in; ++i) signs.push_back((rng() & 1) ? 1.0f : -1.0f);
-                    const auto view = [&](const Tensor& o) {
-                        return sigmoid ? o.cols_view(c.width, c.width) : o;
-                    };
-                    RotatedInput in{c.kind,
-                                    x.t,
-                                    view(other.t),
-                                    norm_w.data(),
-                                    1e-6f,
-                                    c.width,
-                                    Rotation{c.block, c.block ? signs.data() : nullptr}};
+                    const RandomInput ri = random_input(*b.gpu, rng, c.kind, c.n, c.in, c.width, c.block);
                     HostTensor staged(c.n, c.in, c.in), want(c.n, c.out, c.out);
-                    b.cpu->rotated_matmul(w.host, in, staged.t, want.t);
-
-                    const DeviceTensor dx(*b.gpu, x), dother(*b.gpu, other);
-                    const DeviceBytes dnorm(*b.gpu, norm_w), dsigns(*b.gpu, signs);
-                    in.x = dx.t;
-                    in.other = view(dother.t);
-                    in.w = dnorm.as<float>();
-                    in.r.signs = c.block ? dsigns.as<float>() : nullptr;
+                    b.cpu->rotated_matmul(w.host, ri.host, staged.t, want.t);
+                    const RotatedInput& in = ri.dev;
                     std::vector<G> kernels = {G::Auto, G::Registers, G::Ring};
                     if (cuda.has_wgmma_decode()) kernels.push_back(G::Wgmma);
                     if (x8) kernels = {G::Auto, G::Registers};  // the kernels int8 x changes
@@ -644,7 +665,7 @@ private slots:
                         qInfo(
                             "%s %s %lldx%lld n=%lld block %d kernel %d%s: error %.3g, staged first %.3g, %s, "
                             "%s",
-                            names[static_cast<int>(c.kind)], dtype_name(t), static_cast<long long>(c.out),
+                            names_of(c.kind), dtype_name(t), static_cast<long long>(c.out),
                             static_cast<long long>(c.in), static_cast<long long>(c.n), c.block,
                             static_cast<int>(k), x8 ? " x8" : "", err, err_staged,
                             same ? "equal" : "different", untouched ? "fused" : "staged");
@@ -804,6 +825,170 @@ private slots:
         cuda.set_fuse_inputs(true);
         cuda.set_shared_sum_outputs(cuda::CudaOps::kSharedSumOutputs);
         cuda.set_decode_x8(true);
+    }
+
+    // The residual add in a sublayer output's matmul and the norm after it in the next matmuls
+    // (Ops::norms_in_matmuls): rotated_matmul_add on the register kernel gives x bit for bit as
+    // rotated_matmul then add, and leaves each row's sum of squares in parts that sum to the new
+    // row's; a ResidualNorm input built from those parts (plain, and through GDN's conv) matches
+    // the same input staged by rmsnorm and rotate, and the CPU's; its normed rows match rmsnorm's.
+    void normsInMatmuls() {
+        Backends b(Precision::Mixed);
+        auto& cuda = dynamic_cast<cuda::CudaOps&>(*b.gpu);
+        using K = RotatedInput::Kind;
+        using G = cuda::CudaOps::DecodeGemm;
+        struct NCase {
+            K kind;
+            int64_t hidden, in, n, width;  // x [n, hidden]; the output projection's input width
+        };
+        const NCase cases[] = {
+            {K::Swiglu, 2048, 17408, 1, 0},       {K::GatedNorm, 3072, 6144, 2, 128},
+            {K::SigmoidGate, 2048, 6144, 3, 256}, {K::Swiglu, 5120, 4096, 4, 0},
+            {K::GatedNorm, 2048, 2048, 4, 128},
+        };
+        constexpr int kTaps = cuda::kConvTaps;
+        const int64_t out2 = 640, channels = 520;
+        cuda.set_decode_gemm(G::Registers);
+        int seed = 9100;
+        for (const auto& [shared, x8] :
+             {std::pair{int64_t{4096}, true}, std::pair{int64_t{1}, true}, std::pair{int64_t{4096}, false}})
+            for (const NCase& c : cases)
+                for (DType t : {DType::PQ2_0S, DType::PQ2_0T}) {
+                    cuda.set_shared_sum_outputs(shared);
+                    cuda.set_decode_x8(x8);
+                    std::mt19937 rng(seed++);
+                    const CaseWeight w1 = case_weight(b, t, Case{c.hidden, c.in, c.n, 0, 0, 0, 0}, rng);
+                    const CaseWeight w2 = case_weight(b, t, Case{out2, c.hidden, c.n, 0, 0, 0, 0}, rng);
+                    const RandomInput ri = random_input(*b.gpu, rng, c.kind, c.n, c.in, c.width, 1024);
+                    const HostTensor x0 = random_tensor(rng, c.n, c.hidden, c.hidden + 2, -3.0f, 3.0f);
+                    const auto norm_w = random_vector(rng, size_t(c.hidden), 0.5f, 1.5f);
+                    std::vector<float> signs_h;
+                    for (int64_t i = 0; i < c.hidden; ++i) signs_h.push_back((rng() & 1) ? 1.0f : -1.0f);
+                    // The CPU: x += the projection, then the normed input's matmul.
+                    HostTensor x_cpu(c.n, c.hidden, x0.t.ld), y_cpu(c.n, c.hidden, c.hidden),
+                        st_cpu(c.n, c.in, c.in);
+                    x_cpu.buf = x0.buf;
+                    b.cpu->rotated_matmul_add(w1.host, ri.host, st_cpu.t, y_cpu.t, x_cpu.t);
+                    RotatedInput norm{K::ResidualNorm,
+                                      x_cpu.t,
+                                      {},
+                                      norm_w.data(),
+                                      1e-6f,
+                                      0,
+                                      Rotation{1024, signs_h.data()}};
+                    HostTensor want_n(c.n, c.hidden, c.hidden), want2(c.n, out2, out2),
+                        st2(c.n, c.hidden, c.hidden);
+                    norm.normed = want_n.t;
+                    b.cpu->rotated_matmul(w2.host, norm, st2.t, want2.t);
+
+                    const DeviceBytes dnorm_w(*b.gpu, norm_w), dsigns_h(*b.gpu, signs_h);
+                    const RotatedInput& in = ri.dev;
+                    // The GPU: the add in the matmul, and apart (rotated_matmul, then add).
+                    const DeviceTensor dx(*b.gpu, x0), dx_apart(*b.gpu, x0);
+                    const DeviceTensor dst(*b.gpu, c.n, c.in, c.in), dy(*b.gpu, c.n, c.hidden, c.hidden);
+                    const Tensor sq = b.gpu->rotated_matmul_add(w1.dev, in, dst.t, dy.t, dx.t);
+                    QVERIFY2(sq.data && sq.rows == c.n && sq.cols > 0, "the register kernel left no squares");
+                    std::vector<float> parts(size_t(sq.rows * sq.ld));
+                    b.gpu->download(parts.data(), sq.data, parts.size() * sizeof(float));
+                    b.gpu->rotated_matmul(w1.dev, in, dst.t, dy.t);
+                    b.gpu->add(dx_apart.t, dy.t, dx_apart.t);
+                    const HostTensor x_gpu = dx.download();
+                    HostTensor want_n_gpu(c.n, c.hidden, c.hidden);  // rmsnorm of the GPU's new rows
+                    b.cpu->rmsnorm(x_gpu.t, norm_w.data(), 1e-6f, want_n_gpu.t);
+                    QVERIFY2(same_bits(x_gpu.buf, dx_apart.download().buf),
+                             "the add in the matmul differs from rotated_matmul then add");
+                    const double err_x = tensor_error(x_gpu, x_cpu);
+                    double err_sq = 0.0;
+                    for (int64_t r = 0; r < c.n; ++r) {
+                        double total = 0.0, want = 0.0;
+                        for (int64_t p = 0; p < sq.cols; ++p) total += parts[size_t(r * sq.ld + p)];
+                        for (int64_t o = 0; o < c.hidden; ++o)
+                            want += double(x_gpu.at(r, o)) * x_gpu.at(r, o);
+                        err_sq = std::max(err_sq, std::fabs(total - want) / want);
+                    }
+                    // The normed input's matmul from the parts, against rmsnorm and rotate first.
+                    norm.x = dx.t;
+                    norm.w = dnorm_w.as<float>();
+                    norm.r.signs = dsigns_h.as<float>();
+                    std::vector<HostTensor> got, normed;
+                    bool untouched = false;
+                    for (bool fused : {true, false}) {
+                        const DeviceTensor dn(*b.gpu, c.n, c.hidden, c.hidden + 1),
+                            dst2(*b.gpu, c.n, c.hidden, c.hidden), dy2(*b.gpu, c.n, out2, out2 + 2);
+                        norm.normed = dn.t;
+                        norm.squares = fused ? sq : Tensor{};
+                        b.gpu->rotated_matmul(w2.dev, norm, dst2.t, dy2.t);
+                        got.push_back(dy2.download());
+                        normed.push_back(dn.download());
+                        QVERIFY2(
+                            padding_untouched(got.back(), out2) && padding_untouched(normed.back(), c.hidden),
+                            "wrote past a row");
+                        if (fused) {
+                            const HostTensor s2 = dst2.download();
+                            untouched = std::all_of(s2.buf.begin(), s2.buf.end(),
+                                                    [](float v) { return std::isnan(v); });
+                        }
+                    }
+                    // GDN's projection of the normed input, its conv on the way out: against the
+                    // input staged first (fuse_inputs off), one token a sequence.
+                    const CaseWeight w3 = case_weight(b, t, Case{out2, c.hidden, c.n, 0, 0, 0, 0}, rng);
+                    std::vector<SeqInfo> seqs(size_t(c.n));
+                    for (int s = 0; s < c.n; ++s) seqs[size_t(s)] = SeqInfo{s, 1, 7, int(c.n) - 1 - s, 0};
+                    const auto conv_w = random_vector(rng, size_t(channels) * kTaps);
+                    const auto state0 = random_vector(rng, size_t(c.n) * (kTaps - 1) * size_t(channels));
+                    const DeviceBytes dseqs(*b.gpu, seqs), dconv_w(*b.gpu, conv_w);
+                    StepInfo info;
+                    info.seqs = dseqs.as<SeqInfo>();
+                    info.host_seqs = seqs.data();
+                    info.n_seqs = int(c.n);
+                    info.n_tokens = int(c.n);
+                    std::vector<HostTensor> conv_out;
+                    std::vector<std::vector<float>> states;
+                    for (bool fused : {true, false}) {
+                        cuda.set_fuse_inputs(fused);
+                        DeviceBytes dstate(*b.gpu, state0);
+                        const DeviceTensor dn(*b.gpu, c.n, c.hidden, c.hidden),
+                            dst3(*b.gpu, c.n, c.hidden, c.hidden), dy3(*b.gpu, c.n, out2, out2),
+                            dconv(*b.gpu, c.n, channels, channels + 1);
+                        norm.normed = dn.t;
+                        norm.squares = sq;
+                        b.gpu->rotated_matmul_conv1d_silu(
+                            w3.dev, norm, dst3.t, dy3.t, dconv_w.as<float>(), kTaps,
+                            GdnState{dstate.as<float>(), nullptr, int(c.n)}, info, dconv.t);
+                        conv_out.push_back(dconv.download());
+                        QVERIFY2(padding_untouched(conv_out.back(), channels), "wrote past a row");
+                        states.emplace_back(state0.size());
+                        b.gpu->download(states.back().data(), dstate.p, state0.size() * sizeof(float));
+                        if (fused)
+                            QVERIFY2(std::isnan(dy3.download().at(0, 0)),
+                                     "the conv's normed input not fused");
+                    }
+                    cuda.set_fuse_inputs(true);
+                    const double err = tensor_error(got[0], want2), gap = tensor_error(got[0], got[1]),
+                                 err_n = tensor_error(normed[0], want_n_gpu),
+                                 gap_n = tensor_error(normed[0], normed[1]),
+                                 gap_conv = tensor_error(conv_out[0], conv_out[1]),
+                                 gap_state = relative_gap(states[0], states[1]);
+                    qInfo(
+                        "norms in matmuls %s %s hidden %lld in %lld n=%lld shared %lld%s: x %.3g, squares "
+                        "%.3g, "
+                        "%lld parts; next %.3g (staged first %.3g), normed %.3g (%.3g); conv %.3g, state "
+                        "%.3g",
+                        names_of(c.kind), dtype_name(t), static_cast<long long>(c.hidden),
+                        static_cast<long long>(c.in), static_cast<long long>(c.n),
+                        static_cast<long long>(shared), x8 ? " x8" : "", err_x, err_sq,
+                        static_cast<long long>(sq.cols), err, gap, err_n, gap_n, gap_conv, gap_state);
+                    QVERIFY2(err_x <= 3e-2 && err <= 3e-2, "far from the CPU");
+                    QVERIFY2(err_sq <= 1e-5, "the parts do not sum to the rows' squares");
+                    QVERIFY2(untouched, "the normed input was staged, not built in the matmul");
+                    QVERIFY2(gap <= 2e-3 && gap_conv <= 2e-3 && gap_state <= 2e-3,
+                             "built from the parts, far from the input staged first");
+                    QVERIFY2(err_n <= 1e-5 && gap_n <= 1e-5, "the normed rows differ from rmsnorm's");
+                }
+        cuda.set_decode_gemm(G::Auto);
+        cuda.set_shared_sum_outputs(cuda::CudaOps::kSharedSumOutputs);
+        cuda.set_decode_x8(true);
+        QVERIFY(cuda.norms_in_matmuls(1) && !cuda.norms_in_matmuls(2));  // the model's rule: one row
     }
 
     // A staging buffer that is not whole rows, or a sigmoid gate of the wrong shape: a clear
