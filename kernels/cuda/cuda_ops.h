@@ -156,7 +156,8 @@ public:
                                     const Tensor& y, const float* conv_w, int kernel, const GdnState& st,
                                     const StepInfo& step, const Tensor& conv_out) override;
     // At one row (the ops build it at 1-4 rows, where the register decode kernel runs), with
-    // fuse_inputs and norms_in_matmuls on and no device group; Mixed precision.
+    // fuse_inputs and norms_in_matmuls on, no other decode kernel forced, no device group; Mixed
+    // precision.
     bool norms_in_matmuls(int64_t rows) const override;
     void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) override;
     void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) override;

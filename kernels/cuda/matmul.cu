@@ -450,11 +450,13 @@ void CudaOps::rotated_matmul_conv1d_silu(const Weight& w, const RotatedInput& in
 
 // One row only: whole 27B decode steps at 1, 2 and 4 rows, the norms in the matmuls against
 // residual_norm, measured +0.8 %, -0.5 % and the same (docs/BENCHMARKS.md, thirty-third pass).
-// The ops themselves take up to kRotatedMaxRows rows.
+// The ops themselves take up to kRotatedMaxRows rows. Not where another decode kernel is forced:
+// the ops would run as the matmul, the add, rmsnorm and rotate apart.
 bool CudaOps::norms_in_matmuls(int64_t rows) const {
     constexpr int64_t kNormsInMatmulsRows = 1;
-    return norms_in_matmuls_ && fuse_inputs_ && precision_ == Precision::Mixed && comm_ == nullptr &&
-           rows >= 1 && rows <= kNormsInMatmulsRows;
+    const bool registers = decode_gemm_ == DecodeGemm::Auto || decode_gemm_ == DecodeGemm::Registers;
+    return norms_in_matmuls_ && fuse_inputs_ && registers && precision_ == Precision::Mixed &&
+           comm_ == nullptr && rows >= 1 && rows <= kNormsInMatmulsRows;
 }
 
 void CudaOps::matmul(const Weight& w, const Tensor& x, const Tensor& y) {
