@@ -347,16 +347,12 @@ void launch_decode(CudaOps& ops, const MatmulArgs& a) {
     launch_split_decode(ops, a, k == G::Ring);
 }
 
-}  // namespace
-
-// A decode step (a token a sequence, sequence s at row s) where the register kernel runs
-// (split_decode_takes_conv: 1-4 rows, more than one slice): it runs the conv as the slices' sum
-// stores the outputs (ConvStore, matmul_decode.cuh), the same sums in the same order as
-// conv1d_silu's kernel, so the same bits, and the conv's launch is gone. Else (prefill, more
-// rows, fp32, other weights, rows of 1024 inputs or fewer) the matmul, then conv1d_silu: at 8 and
-// 24 rows, the conv in the other kernels' tails measured slower than its own kernel
-// (docs/BENCHMARKS.md, thirteenth pass).
-namespace {
+// Whether a's matmul runs on the register decode kernel with its input built (or its outputs
+// stored) inside it: inputs fused, mixed precision, and the register kernel the one picked.
+bool fused_in_register_kernel(const CudaOps& ops, const MatmulArgs& a) {
+    return ops.fuse_inputs() && ops.precision() == Precision::Mixed &&
+           chosen_decode_kernel(ops, a) == CudaOps::DecodeGemm::Registers;
+}
 
 void check_conv_out(const Tensor& conv_out, const Tensor& y) {
     const char* op = "matmul_conv1d_silu";
@@ -369,8 +365,8 @@ void check_conv_out(const Tensor& conv_out, const Tensor& y) {
 // Whether the register kernel runs a's matmul with the conv on its way out: conv width kConvTaps,
 // and a decode step of one token a sequence, sequence s at row s.
 bool conv_in_decode_kernel(const CudaOps& ops, const MatmulArgs& a, int kernel, const StepInfo& step) {
-    bool fused = ops.fuse_inputs() && ops.precision() == Precision::Mixed && kernel == kConvTaps &&
-                 split_decode_takes_conv(a, chosen_decode_kernel(ops, a)) && step.n_seqs == a.n &&
+    bool fused = fused_in_register_kernel(ops, a) && kernel == kConvTaps &&
+                 split_decode_takes_conv(a, CudaOps::DecodeGemm::Registers) && step.n_seqs == a.n &&
                  step.host_seqs != nullptr;
     for (int s = 0; fused && s < step.n_seqs; ++s)
         fused = step.host_seqs[s].q_start == s && step.host_seqs[s].n_q == 1;
@@ -379,6 +375,13 @@ bool conv_in_decode_kernel(const CudaOps& ops, const MatmulArgs& a, int kernel, 
 
 }  // namespace
 
+// A decode step (a token a sequence, sequence s at row s) where the register kernel runs
+// (split_decode_takes_conv: 1-4 rows, more than one slice): it runs the conv as the slices' sum
+// stores the outputs (ConvStore, matmul_decode.cuh), the same sums in the same order as
+// conv1d_silu's kernel, so the same bits, and the conv's launch is gone. Else (prefill, more
+// rows, fp32, other weights, rows of 1024 inputs or fewer) the matmul, then conv1d_silu: at 8 and
+// 24 rows, the conv in the other kernels' tails measured slower than its own kernel
+// (docs/BENCHMARKS.md, thirteenth pass).
 void CudaOps::matmul_conv1d_silu(const Weight& w, const Tensor& x, const Tensor& y, const float* conv_w,
                                  int kernel, const GdnState& st, const StepInfo& step,
                                  const Tensor& conv_out) {
@@ -404,8 +407,8 @@ void CudaOps::rotated_matmul(const Weight& w, const RotatedInput& in, const Tens
     check_matmul("cuda", w, staged, y);
     check_alignment(w);
     const MatmulArgs a = matmul_args(w, staged, y);
-    const bool fused = fuse_inputs_ && precision_ == Precision::Mixed && a.n > 0 && a.out > 0 && a.in > 0 &&
-                       split_decode_takes(in, a) && chosen_decode_kernel(*this, a) == DecodeGemm::Registers;
+    const bool fused =
+        a.n > 0 && a.out > 0 && a.in > 0 && split_decode_takes(in, a) && fused_in_register_kernel(*this, a);
     if (!fused) return Ops::rotated_matmul(w, in, staged, y);
     launch_split_decode(*this, a, in);
 }
@@ -422,9 +425,8 @@ Tensor CudaOps::rotated_matmul_add(const Weight& w, const RotatedInput& in, cons
     require_same_shape(x, y, "rotated_matmul_add");
     check_alignment(w);
     const MatmulArgs a = matmul_args(w, staged, y);
-    const bool fused = fuse_inputs_ && precision_ == Precision::Mixed && split_decode_takes_add(in, a) &&
-                       chosen_decode_kernel(*this, a) == DecodeGemm::Registers;
-    if (!fused) return Ops::rotated_matmul_add(w, in, staged, y, x);
+    if (!split_decode_takes_add(in, a) || !fused_in_register_kernel(*this, a))
+        return Ops::rotated_matmul_add(w, in, staged, y, x);
     return launch_split_decode_add(*this, a, in, x);
 }
 

@@ -368,10 +368,10 @@ __device__ __forceinline__ void blocks_product(const BlockWords (&w)[B], const u
 struct PlainOut {};
 
 // Or added to the residual stream (Ops::rotated_matmul_add): x += the sum, for x rows below
-// kMaxRows, and each row's sum of squares of its new values over a summing block's outputs into
-// squares (row c's part `part` at c lds + part; sum_slices says which part a block writes).
+// kRotatedMaxRows (a rotated input's kernel), and each row's sum of squares of its new values over
+// a summing block's outputs into squares (row c's part `part` at c lds + part; sum_slices says
+// which part a block writes).
 struct ResidualAdd {
-    static constexpr int kMaxRows = 4;
     float* x;
     int64_t ldx;
     float* squares;
@@ -462,7 +462,7 @@ struct TileStores {
 // per x row into sq.
 template <int B, int C, typename Out>
 __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0, int rows, int total,
-                                            const Out& out, float (&sq)[ResidualAdd::kMaxRows]) {
+                                            const Out& out, float (&sq)[kRotatedMaxRows]) {
     constexpr bool Conv = std::is_same_v<Out, ConvStore>, Add = std::is_same_v<Out, ResidualAdd>;
     if (total <= 0) return;  // a share of no rows (fewer rows than slices)
     const MatmulArgs& a = p.a;
@@ -530,7 +530,7 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
                     const float h = res[b] + s[b];
                     out.x[row0 + c[b] * out.ldx + i[b]] = h;
 #pragma unroll
-                    for (int r = 0; r < ResidualAdd::kMaxRows; ++r)
+                    for (int r = 0; r < kRotatedMaxRows; ++r)
                         if (c[b] == r) sq[r] = fmaf(h, h, sq[r]);
                 } else {
                     y[c[b] * ldy + i[b]] = s[b];
@@ -560,7 +560,7 @@ constexpr uint64_t kSliceWaitNs = 20'000'000'000;  // 20 s
 // order, so the result does not depend on scheduling. Offsets into the partials and y fit 32 bits
 // (plan_slice_sums, plan_decode). Out: where the sums go (PlainOut: y; a ConvStore: its rows through the
 // conv).
-// A ResidualAdd takes `scratch`: ResidualAdd::kMaxRows x 32 floats of shared memory (static
+// A ResidualAdd takes `scratch`: kRotatedMaxRows x 32 floats of shared memory (static
 // shared memory would not fit beside the dynamic share the decode kernels take whole).
 template <typename Out = PlainOut>
 __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int64_t t0, int64_t t1,
@@ -606,7 +606,7 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
     }
     const int rows = static_cast<int>(row1 - row0), total = rows * static_cast<int>(a.n);
     const int threads = static_cast<int>(blockDim.x);
-    float sq[ResidualAdd::kMaxRows] = {};
+    float sq[kRotatedMaxRows] = {};
     auto sum = [&](const auto& to) {
         using To = std::decay_t<decltype(to)>;
         if (total <= threads)
@@ -628,13 +628,13 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
         // group's (one block sums it), or the group's slice's share (shared sums: every block).
         const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
-        for (int r = 0; r < ResidualAdd::kMaxRows; ++r) {
+        for (int r = 0; r < kRotatedMaxRows; ++r) {
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) sq[r] += __shfl_xor_sync(0xffffffffu, sq[r], o);
             if (lane == 0) scratch[r * 32 + warp] = sq[r];
         }
         __syncthreads();
-        if (threadIdx.x < min(static_cast<int>(a.n), ResidualAdd::kMaxRows)) {
+        if (threadIdx.x < min(static_cast<int>(a.n), kRotatedMaxRows)) {
             float v = 0.0f;
             for (int w = 0; w < (threads >> 5); ++w) v += scratch[threadIdx.x * 32 + w];
             const int part = p.shared_sum ? group * p.slices + static_cast<int>(blockIdx.y) : group;

@@ -404,7 +404,7 @@ bool split_decode_takes(const RotatedInput& in, const MatmulArgs& a) {
                          (kSliceBlocks * kQuantBlock) % r.block == 0 && a.in % r.block == 0);
     const bool kind = in.kind != K::GatedNorm || in.width == kFusedNormWidth;
     const bool heads = in.kind != K::SigmoidGate || (in.width & (in.width - 1)) == 0;
-    // A norm from the parts of its squares (the staging's shuffles take whole warps of parts).
+    // A residual norm from the parts of its squares: a row of them for each row of x.
     const bool squares = in.kind != K::ResidualNorm || (in.squares.data && in.squares.rows >= a.n);
     return (a.type == DType::PQ2_0S || a.type == DType::PQ2_0T) && a.n <= kRotatedMaxRows && rotation &&
            kind && heads && squares;
@@ -437,8 +437,11 @@ Tensor launch_split_decode_add(CudaOps& ops, const MatmulArgs& a, const RotatedI
     check_split_decode(a);
     require(split_decode_takes_add(in, a), "rotated_matmul_add",
             "this input is not one the split decode kernels add to the residual stream");
-    // At most a part a block (sum_slices), and an SM holds at most 8 blocks of 256 threads.
-    const int64_t lds = int64_t{ops.props().multiProcessorCount} * 8;
+    // At most a part a block (sum_slices), and the one wave holds at most as many blocks of
+    // kWarps warps as the SMs' threads allow.
+    const cudaDeviceProp& prop = ops.props();
+    const int64_t lds =
+        int64_t{prop.multiProcessorCount} * (prop.maxThreadsPerMultiProcessor / (kWarps * 32));
     auto* squares = static_cast<float*>(
         ops.workspace(CudaOps::Workspace::Squares, static_cast<size_t>(a.n * lds) * sizeof(float)));
     const DecodeParams p = launch_output_input(ops, a, in, ResidualAdd{x.as<float>(), x.ld, squares, lds});

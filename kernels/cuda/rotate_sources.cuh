@@ -1,7 +1,7 @@
 // What a rotation reads (rotate.cu's warp kernel, and the decode matmuls' x staging where
 // they take a rotated input, matmul_decode.cuh): x's channels, swiglu(gate, up), GDN's gated
-// rmsnorm per head, attention's sigmoid-gated output, or the residual stream's RMS norm. Header for .cu files
-// (C++17).
+// rmsnorm per head, attention's sigmoid-gated output, or the residual stream's RMS norm. Header
+// for .cu files (C++17).
 #pragma once
 
 #include <cstdint>
