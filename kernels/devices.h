@@ -35,7 +35,9 @@ double measure_bf16_gemm_rate(int device);
 // thread) in a group whose all_reduce_sum runs on the devices: NCCL between GPUs, connected and
 // tried once here so a step never waits on setting it up. Returns false, changing nothing, with
 // the reason in *why, when this build or these ranks can't (a host backend, two ranks on one
-// GPU, a build without NCCL): the ranks then meet in host memory.
-bool join_device_group(const std::vector<Ops*>& ranks, std::string* why);
+// GPU, a build without NCCL): the ranks then meet in host memory. Joined, *how (when given) says
+// how small all-reduces go: NCCL's, or the group's exchange (kernels/cuda/peer_exchange.h) and
+// why not where it could not be set up.
+bool join_device_group(const std::vector<Ops*>& ranks, std::string* why, std::string* how = nullptr);
 
 }  // namespace niwa::kernels

@@ -18,7 +18,7 @@ double measure_copy_bandwidth(int) {
 double measure_bf16_gemm_rate(int) {
     throw std::runtime_error("this niwa-engine was built without CUDA: no GPU to measure");
 }
-bool join_device_group(const std::vector<Ops*>&, std::string* why) {
+bool join_device_group(const std::vector<Ops*>&, std::string* why, std::string*) {
     if (why) *why = "this niwa-engine was built without CUDA";
     return false;
 }

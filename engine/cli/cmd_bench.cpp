@@ -18,6 +18,7 @@
 #include <string>
 
 #include "engine/cli/args.h"
+#include "engine/cli/bench_all_reduce.h"
 #include "engine/cli/bench_chain.h"
 #include "engine/cli/bench_kernels.h"
 #include "engine/cli/bench_sampler.h"
@@ -36,7 +37,8 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: niwa-engine bench --model FILE [--backend cuda] [--batch 1,8,24] [--context N]\n"
-    "                         [--prompt 512,8192] [--steps N] [--kernels] [--sampler] [--chain] [--json]\n"
+    "                         [--prompt 512,8192] [--steps N] [--kernels] [--sampler] [--chain]\n"
+    "                         [--all-reduce] [--json]\n"
     "                         [model options]\n"
     "Decode and prefill throughput of the whole forward against the hardware's limits.\n\n"
     "  --batch LIST        decode batch sizes (default 1,8,24)\n"
@@ -47,6 +49,8 @@ constexpr const char* kHelp =
     "  --sampler           time only the server's sampler on --batch rows of the model's vocabulary\n"
     "  --chain             time only a batch-1 step's matmuls at the model's shapes, as one persistent\n"
     "                      kernel and as one launch each (CUDA)\n"
+    "  --all-reduce        time only the tensor-parallel all-reduce of --batch rows of the model's\n"
+    "                      hidden size over --tp GPUs, by NCCL and by the exchange's paths\n"
     "  --json              one JSON object on stdout instead of a table\n"
     "  (--step-tokens defaults to 2048 here: the prefill chunk)\n";
 
@@ -178,7 +182,7 @@ double time_prefill(model::Model& m, int prompt) {
 int run_bench(int argc, char** argv) {
     auto names = model_option_names();
     names.insert({"batch", "context", "prompt", "steps"});
-    const Args a("bench", argc, argv, names, {"json", "kernels", "sampler", "chain"});
+    const Args a("bench", argc, argv, names, {"json", "kernels", "sampler", "chain", "all-reduce"});
     if (a.help()) {
         std::printf("%s%s", kHelp, model_options_help());
         return 0;
@@ -200,6 +204,16 @@ int run_bench(int argc, char** argv) {
         const auto file = gguf::Reader::open(a.str("model"));
         nlohmann::ordered_json out{{"model", a.str("model")}};
         out["sample"] = bench_sampler(model::HParams::from_gguf(file).n_vocab, batches, a.flag("json"));
+        if (a.flag("json")) std::printf("%s\n", out.dump(2).c_str());
+        return 0;
+    }
+    if (a.flag("all-reduce")) {
+        // Only the hidden size is needed: the model is not loaded.
+        const auto file = gguf::Reader::open(a.str("model"));
+        const int tp = int(a.i64("tp", 2));
+        nlohmann::ordered_json out{{"model", a.str("model")}, {"tp", tp}};
+        out["all_reduce"] =
+            bench_all_reduce(model::HParams::from_gguf(file).n_embd, tp, batches, a.flag("json"));
         if (a.flag("json")) std::printf("%s\n", out.dump(2).c_str());
         return 0;
     }

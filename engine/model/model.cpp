@@ -162,14 +162,15 @@ std::unique_ptr<Model> Model::open(const std::string& path, const ModelConfig& c
             ops.push_back(r->ops.get());
             free_before.push_back(r->ops->memory_info().free);
         }
-        std::string why;
-        if (kernels::join_device_group(ops, &why)) {
+        std::string why, how;
+        if (kernels::join_device_group(ops, &why, &how)) {
             for (int r = 0; r < cfg.tp; ++r) {
                 const size_t after = m->ranks_[size_t(r)]->ops->memory_info().free;
                 group_bytes[size_t(r)] = free_before[size_t(r)] > after ? free_before[size_t(r)] - after : 0;
             }
-            log->info("tensor parallel: {} GPUs, all-reduce over NCCL ({:.0f} MiB a GPU)", cfg.tp,
-                      double(*std::max_element(group_bytes.begin(), group_bytes.end())) / double(1 << 20));
+            log->info("tensor parallel: {} GPUs, all-reduce over NCCL ({:.0f} MiB a GPU); {}", cfg.tp,
+                      double(*std::max_element(group_bytes.begin(), group_bytes.end())) / double(1 << 20),
+                      how);
         } else
             log->warn(
                 "tensor parallel: the {} ranks meet in host memory, every layer waiting on the host ({})",

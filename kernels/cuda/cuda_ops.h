@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -20,6 +21,8 @@
 struct ncclComm;  // nccl.h's communicator (device_group.cpp)
 
 namespace niwa::kernels::cuda {
+
+class PeerExchange;
 
 // Throws std::runtime_error naming the call, the file and line, and CUDA's message.
 void check(cudaError_t err, const char* what, const char* file, int line);
@@ -200,10 +203,12 @@ public:
 
     void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) override;
 
-    // device_group.cpp: NCCL over the GPUs of join_device_group's ranks.
+    // device_group.cpp: NCCL over the GPUs of join_device_group's ranks, and for all-reduces
+    // of at most its max_bytes the group's PeerExchange where it has one (peer_exchange.h).
     bool all_reduce_sum(const Tensor& t) override;
     bool in_device_group() const override { return comm_ != nullptr; }
-    void join(ncclComm* comm) { comm_ = comm; }
+    void join(ncclComm* comm, std::shared_ptr<const PeerExchange> exchange, int rank);
+    const PeerExchange* exchange() const { return exchange_.get(); }
 
     std::unique_ptr<Recording> record(const std::function<void()>& issue) override;
     uint64_t recording_epoch() const override { return epoch_; }
@@ -259,8 +264,10 @@ private:
     bool decode_x8_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;
-    ncclComm* comm_ = nullptr;  // the device group's communicator, this rank's
-    void leave_group();         // device_group.cpp
+    ncclComm* comm_ = nullptr;                      // the device group's communicator, this rank's
+    std::shared_ptr<const PeerExchange> exchange_;  // the group's, shared by its ranks
+    int rank_ = 0;                                  // this rank's place in the group
+    void leave_group();                             // device_group.cpp
 };
 
 // Argument checks for the op files (kernels/op_checks.h, naming this backend).

@@ -5,11 +5,13 @@
 // per rank), leave the ranks to meet in host memory.
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/peer_exchange.h"
 #include "kernels/devices.h"
 
 #ifdef NIWA_HAVE_NCCL
@@ -53,9 +55,33 @@ void connect(const std::vector<cuda::CudaOps*>& ranks, const std::vector<ncclCom
     for (size_t i = 0; i < buffers.size(); ++i) ranks[i]->free(buffers[i]);
 }
 
+// The group's exchange for small all-reduces (peer_exchange.h), or null (NCCL does them all);
+// *how says which, and why.
+std::shared_ptr<const cuda::PeerExchange> make_exchange(const std::vector<cuda::CudaOps*>& ranks,
+                                                        const std::vector<int>& devices, std::string* how) {
+    using Path = cuda::PeerExchange::Path;
+    Path path = Path::Host;
+    if (!cuda::PeerExchange::chosen_path(devices, &path)) {
+        *how =
+            "every all-reduce by NCCL (NIWA_TP_EXCHANGE=auto|peer|host takes the small ones by the exchange)";
+        return nullptr;
+    }
+    const size_t max_bytes = cuda::PeerExchange::chosen_max_bytes();
+    try {
+        auto ex = std::make_shared<const cuda::PeerExchange>(ranks, path, max_bytes);
+        *how =
+            "all-reduces up to " + std::to_string(ex->max_bytes() >> 10) + " KiB by the exchange through " +
+            (path == Path::Peer ? "the GPUs' peer access" : "mapped host memory") + ", larger ones by NCCL";
+        return ex;
+    } catch (const std::exception& e) {
+        *how = std::string("every all-reduce by NCCL: ") + e.what();
+        return nullptr;
+    }
+}
+
 }  // namespace
 
-bool join_device_group(const std::vector<Ops*>& ranks, std::string* why) {
+bool join_device_group(const std::vector<Ops*>& ranks, std::string* why, std::string* how) {
     auto fail = [&](const std::string& reason) {
         if (why) *why = reason;
         return false;
@@ -84,32 +110,46 @@ bool join_device_group(const std::vector<Ops*>& ranks, std::string* why) {
         for (ncclComm_t c : comms) ncclCommDestroy(c);
         return fail(e.what());
     }
-    for (size_t i = 0; i < comms.size(); ++i) cuda_ranks[i]->join(comms[i]);
+    std::string exchange_how;
+    const auto exchange = make_exchange(cuda_ranks, devices, &exchange_how);
+    for (size_t i = 0; i < comms.size(); ++i) cuda_ranks[i]->join(comms[i], exchange, static_cast<int>(i));
+    if (how) *how = exchange_how;
     return true;
 }
 
 namespace cuda {
 
+void CudaOps::join(ncclComm* comm, std::shared_ptr<const PeerExchange> exchange, int rank) {
+    comm_ = comm;
+    exchange_ = std::move(exchange);
+    rank_ = rank;
+}
+
 bool CudaOps::all_reduce_sum(const Tensor& t) {
     if (!comm_) return false;
     require_f32(t, "all_reduce_sum", "t");
     require(t.ld >= t.cols, "all_reduce_sum", "rows overlap (ld < cols)");
-    check_nccl(
-        ncclAllReduce(t.data, t.data, static_cast<size_t>(t.rows * t.ld), ncclFloat, ncclSum, comm_, stream_),
-        "all-reduce");
+    const size_t count = static_cast<size_t>(t.rows * t.ld);
+    if (exchange_ && count * sizeof(float) <= exchange_->max_bytes()) {
+        exchange_->all_reduce(rank_, t.as<float>(), count, stream_, overlap_);
+        return true;
+    }
+    check_nccl(ncclAllReduce(t.data, t.data, count, ncclFloat, ncclSum, comm_, stream_), "all-reduce");
     return true;
 }
 
 void CudaOps::leave_group() {
     if (comm_) ncclCommDestroy(comm_);
     comm_ = nullptr;
+    exchange_.reset();  // the last rank to leave frees it, on every GPU
+    cudaSetDevice(device_);
 }
 
 }  // namespace cuda
 
 #else  // no NCCL in this build
 
-bool join_device_group(const std::vector<Ops*>& ranks, std::string* why) {
+bool join_device_group(const std::vector<Ops*>& ranks, std::string* why, std::string*) {
     if (why) *why = ranks.size() < 2 ? "a single rank" : "this niwa-engine was built without NCCL";
     return false;
 }
