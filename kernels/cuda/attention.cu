@@ -129,7 +129,9 @@ template <typename T>
 void run_prefill(CudaOps& ops, const AttnArgs& a, const HeadGroups& g, const std::vector<int>& seqs,
                  const SeqInfo* host_seqs, int d) {
     const bool tensor = !std::is_same_v<T, float> && ops.precision() == Precision::Mixed;
-    const int tile_rows = tensor ? prefill_mma_rows(d, ops.props().sharedMemPerBlockOptin) : kPrefillRows;
+    int tile_rows = kPrefillRows;
+    if constexpr (!std::is_same_v<T, float>)
+        if (tensor) tile_rows = prefill_mma_rows<T>(ops, d);
     int max_group = 1;
     for (int i = 0; i < g.n; ++i) max_group = std::max(max_group, int(g.count[i]));
     for (size_t first = 0; first < seqs.size(); first += kMaxPrefillEntries) {

@@ -206,9 +206,10 @@ void launch_prefill(const AttnArgs& a, const HeadGroups& g, const PrefillEntries
                     cudaStream_t stream);
 
 // The tensor-core prefill (Precision::Mixed, T __half or __nv_bfloat16): its tiles' query rows
-// at head_dim d on a device allowing `smem_optin` bytes of shared memory a block, and its
-// launcher for entries planned with tiles of that many rows.
-int prefill_mma_rows(int d, size_t smem_optin);
+// at head_dim d on ops' device (the rows whose kernel's shared memory, static included, a block
+// may have), and its launcher for entries planned with tiles of that many rows.
+template <typename T>
+int prefill_mma_rows(const CudaOps& ops, int d);
 template <typename T>
 void launch_prefill_mma(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& e, int d, int rows,
                         cudaStream_t stream);

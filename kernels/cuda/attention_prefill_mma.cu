@@ -227,18 +227,29 @@ void launch_shape(const AttnArgs& a, const HeadGroups& g, const PrefillEntries& 
     with_head_dim(d, [&](auto hd) { launch<T, decltype(hd)::value, S>(a, g, e, stream); });
 }
 
-template <typename S>
-size_t smem_for(int d) {
-    return d <= 64 ? smem_bytes<64, S>() : d <= 128 ? smem_bytes<128, S>() : smem_bytes<256, S>();
+// Shared memory of a block of the kernel launch<T, D, S> runs at head_dim d on ops' device: its
+// dynamic part and its static __shared__ memory (together within the opt-in size, or
+// cudaFuncSetAttribute fails).
+template <typename T, typename S>
+size_t block_smem(const CudaOps& ops, int d) {
+    size_t bytes = 0;
+    with_head_dim(d, [&](auto hd) {
+        constexpr int D = decltype(hd)::value;
+        bytes = smem_bytes<D, S>() + ops.static_smem(prefill_mma_kernel<T, D, S>);
+    });
+    return bytes;
 }
 
 }  // namespace
 
-int prefill_mma_rows(int d, size_t smem_optin) {
-    if (smem_for<Large>(d) <= smem_optin) return Large::kRows;
-    require(smem_for<Small>(d) <= smem_optin, "attention",
-            "the tensor-core prefill needs " + std::to_string(smem_for<Small>(d)) +
-                " bytes of shared memory a block; this device allows " + std::to_string(smem_optin));
+template <typename T>
+int prefill_mma_rows(const CudaOps& ops, int d) {
+    const size_t optin = ops.props().sharedMemPerBlockOptin;
+    if (block_smem<T, Large>(ops, d) <= optin) return Large::kRows;
+    const size_t small = block_smem<T, Small>(ops, d);
+    require(small <= optin, "attention",
+            "the tensor-core prefill needs " + std::to_string(small) +
+                " bytes of shared memory a block; this device allows " + std::to_string(optin));
     return Small::kRows;
 }
 
@@ -251,6 +262,8 @@ void launch_prefill_mma(const AttnArgs& a, const HeadGroups& g, const PrefillEnt
     launch_shape<T, Small>(a, g, e, d, stream);
 }
 
+template int prefill_mma_rows<__half>(const CudaOps&, int);
+template int prefill_mma_rows<__nv_bfloat16>(const CudaOps&, int);
 template void launch_prefill_mma<__half>(const AttnArgs&, const HeadGroups&, const PrefillEntries&, int, int,
                                          cudaStream_t);
 template void launch_prefill_mma<__nv_bfloat16>(const AttnArgs&, const HeadGroups&, const PrefillEntries&,

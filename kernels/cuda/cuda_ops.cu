@@ -123,6 +123,17 @@ bool CudaOps::capturing() const {
     return status != cudaStreamCaptureStatusNone;
 }
 
+size_t CudaOps::static_smem_of(const void* kernel) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = static_smem_.find(kernel);
+    if (it != static_smem_.end()) return it->second;
+    NIWA_CUDA_CHECK(cudaSetDevice(device_));
+    cudaFuncAttributes attr{};
+    NIWA_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    static_smem_[kernel] = attr.sharedSizeBytes;
+    return attr.sharedSizeBytes;
+}
+
 void CudaOps::free(void* p) {
     if (!p) return;
     NIWA_CUDA_CHECK(cudaFree(p));

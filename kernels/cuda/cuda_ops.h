@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,6 +43,14 @@ public:
     Precision precision() const { return precision_; }
     cudaStream_t stream() const { return stream_; }
     const cudaDeviceProp& props() const { return props_; }
+    // Bytes of static __shared__ memory `kernel` has on this device (its architecture's code
+    // decides them; asked of the driver once a kernel). A block's dynamic shared memory may take
+    // the opt-in size (sharedMemPerBlockOptin) less these, and more than sharedMemPerBlock
+    // (48 KiB) less these only once the kernel is allowed it (allow_max_smem).
+    template <typename K>
+    size_t static_smem(K* kernel) const {
+        return static_smem_of(reinterpret_cast<const void*>(kernel));
+    }
     // Whether kernels that support it are launched to overlap the one before them (pdl.cuh):
     // on sm_90 and later, unless NIWA_PDL=0 in the environment (for measurements).
     bool overlap_launches() const { return overlap_; }
@@ -237,6 +246,7 @@ private:
                     const GdnState& st, const StepInfo& step, GdnMode mode, const Tensor& o);
 
     bool capturing() const;  // whether stream() is being recorded into a graph
+    size_t static_smem_of(const void* kernel) const;
 
     struct Buffer {
         void* p = nullptr;
@@ -248,7 +258,8 @@ private:
     cudaDeviceProp props_{};
     Buffer workspace_[static_cast<int>(Workspace::Count)];
     mutable std::mutex mu_;
-    std::unordered_map<void*, size_t> sizes_;  // live allocations
+    std::unordered_map<void*, size_t> sizes_;                      // live allocations
+    mutable std::unordered_map<const void*, size_t> static_smem_;  // static_smem's answers
     size_t allocated_ = 0;
     uint64_t epoch_ = 0;  // bumped whenever a workspace moves
     bool overlap_ = false;
@@ -288,6 +299,19 @@ constexpr int kConvTaps = 4;
 // conv1d_silu's checks of a step (conv1d.cu): every sequence's rows inside the `rows` of x, its
 // state slot inside st. Returns the longest sequence's token count.
 int check_conv_step(const char* op, int64_t rows, const GdnState& st, const StepInfo& step);
+
+// Lets `kernel` take all the dynamic shared memory a block may have on ops' device: the opt-in
+// size less the kernel's static shared memory (together they may not pass it). Once per device
+// (`configured`: a bit per device, one per kernel).
+template <typename K>
+void allow_max_smem(const CudaOps& ops, K* kernel, std::atomic<uint64_t>& configured) {
+    const uint64_t bit = uint64_t{1} << (ops.device() & 63);
+    if (configured.load() & bit) return;
+    const size_t bytes = ops.props().sharedMemPerBlockOptin - ops.static_smem(kernel);
+    NIWA_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    configured.fetch_or(bit);
+}
 
 // Blocks of `threads` covering n items.
 inline unsigned grid_for(long long n, int threads) {

@@ -193,6 +193,7 @@ void launch_nt(CudaOps& ops, int nt, const DecodeParams& p, dim3 grid, int warps
 }
 
 // One launch over x rows [0, a.n), a.n <= 8 * nt.
+template <DType T>
 void launch_pass(CudaOps& ops, const MatmulArgs& a, int nt, int warps, int stages) {
     const size_t smem = decode_smem_bytes(nt, warps, stages);
     const cudaDeviceProp& prop = ops.props();
@@ -200,14 +201,35 @@ void launch_pass(CudaOps& ops, const MatmulArgs& a, int nt, int warps, int stage
     DecodeParams p = plan_decode(ops, a, prop.multiProcessorCount * per_sm);
     p.stages = stages;
     const dim3 grid(static_cast<unsigned>(p.groups), static_cast<unsigned>(p.slices));
-    if (a.type == DType::PQ2_0)
-        launch_nt<DType::PQ2_0>(ops, nt, p, grid, warps, smem);
-    else if (a.type == DType::PQ2_0T)
-        launch_nt<DType::PQ2_0T>(ops, nt, p, grid, warps, smem);
-    else if (a.type == DType::PQ2_0S)
-        launch_nt<DType::PQ2_0S>(ops, nt, p, grid, warps, smem);
-    else
-        launch_nt<DType::PTQ1_0>(ops, nt, p, grid, warps, smem);
+    launch_nt<T>(ops, nt, p, grid, warps, smem);
+}
+
+// The widest x tile and the most warps that fit the GPU's shared memory (an H200 takes all 32
+// rows and 16 warps with 2-deep rings; a 99 KiB consumer part fewer), then as many passes as
+// x needs. Warps, not ring depth, are what hides the decode and mma latencies. A block's dynamic
+// shared memory may take the opt-in size less the kernel's static shared memory.
+template <DType T>
+void launch_staged(CudaOps& ops, const MatmulArgs& a) {
+    struct Shape {
+        int warps, stages;
+    };
+    constexpr Shape kShapes[] = {{32, 2}, {16, 2}, {8, 3}, {8, 2}, {4, 3}, {4, 2}};
+    const int need = static_cast<int>((a.n + 7) / 8);
+    for (int nt = need; nt >= 1; --nt) {
+        size_t limit = 0;
+        with_x_tiles(nt, [&](auto tiles) {
+            limit = ops.props().sharedMemPerBlockOptin -
+                    ops.static_smem(ternary_decode_kernel<T, decltype(tiles)::value>);
+        });
+        for (const Shape s : kShapes) {
+            if (s.warps > kMaxWarps || decode_smem_bytes(nt, s.warps, s.stages) > limit) continue;
+            for_each_row_group(a, 8 * nt, [&](const MatmulArgs& pass) {
+                launch_pass<T>(ops, pass, static_cast<int>((pass.n + 7) / 8), s.warps, s.stages);
+            });
+            return;
+        }
+    }
+    require(false, "matmul", "the GPU's shared memory is too small for the decode kernel");
 }
 
 // Per device: a ring of group counters, zeroed once; every call takes its own range, and the
@@ -263,25 +285,11 @@ void share_sums_in_one_wave(const CudaOps& ops, DecodeParams& p) {
     p.shared_sum = p.slices > 1 && outputs >= ops.shared_sum_outputs();
 }
 
-// The widest x tile and the most warps that fit the GPU's shared memory (an H200 takes all 32
-// rows and 16 warps with 2-deep rings; a 99 KiB consumer part fewer), then as many passes as
-// x needs. Warps, not ring depth, are what hides the decode and mma latencies.
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a) {
-    const size_t limit = ops.props().sharedMemPerBlockOptin;
-    struct Shape {
-        int warps, stages;
-    };
-    constexpr Shape kShapes[] = {{32, 2}, {16, 2}, {8, 3}, {8, 2}, {4, 3}, {4, 2}};
-    const int need = static_cast<int>((a.n + 7) / 8);
-    for (int nt = need; nt >= 1; --nt)
-        for (const Shape s : kShapes) {
-            if (s.warps > kMaxWarps || decode_smem_bytes(nt, s.warps, s.stages) > limit) continue;
-            for_each_row_group(a, 8 * nt, [&](const MatmulArgs& pass) {
-                launch_pass(ops, pass, static_cast<int>((pass.n + 7) / 8), s.warps, s.stages);
-            });
-            return;
-        }
-    require(false, "matmul", "the GPU's shared memory is too small for the decode kernel");
+    if (a.type == DType::PQ2_0) return launch_staged<DType::PQ2_0>(ops, a);
+    if (a.type == DType::PQ2_0T) return launch_staged<DType::PQ2_0T>(ops, a);
+    if (a.type == DType::PQ2_0S) return launch_staged<DType::PQ2_0S>(ops, a);
+    launch_staged<DType::PTQ1_0>(ops, a);
 }
 
 }  // namespace niwa::kernels::cuda

@@ -670,17 +670,6 @@ void with_x_tiles(int nt, F&& f) {
     }
 }
 
-// Lets `kernel` use all the shared memory a block may have on ops' device, once per device
-// (`configured`: a bit per device, one per kernel).
-template <typename K>
-void allow_max_smem(CudaOps& ops, K* kernel, std::atomic<uint64_t>& configured) {
-    const uint64_t bit = uint64_t{1} << (ops.device() & 63);
-    if (configured.load() & bit) return;
-    NIWA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(ops.props().sharedMemPerBlockOptin)));
-    configured.fetch_or(bit);
-}
-
 // Host: the slices, tiles and groups of a launch over x rows [0, a.n) filling `blocks` blocks
 // (one wave), with the partial buffer and group counters when K is split.
 DecodeParams plan_decode(CudaOps& ops, const MatmulArgs& a, int blocks);
@@ -695,13 +684,13 @@ void plan_slice_sums(CudaOps& ops, DecodeParams& p);
 void share_sums_in_one_wave(const CudaOps& ops, DecodeParams& p);
 
 // Blocks of `kernel` (`threads` a block) one SM holds with `smem` bytes each, per device (asked
-// once; `cached` is the kernel's own). 0 when none fits.
+// once; `cached` is the kernel's own). 0 when none fits (its static shared memory included).
 template <typename K>
 int blocks_per_sm(CudaOps& ops, K* kernel, int threads, size_t smem, std::atomic<int> (&cached)[64]) {
     std::atomic<int>& c = cached[ops.device() & 63];
     int n = c.load();
     if (n == 0) {
-        if (smem > ops.props().sharedMemPerBlockOptin) {
+        if (smem + ops.static_smem(kernel) > ops.props().sharedMemPerBlockOptin) {
             n = -1;
         } else {
             NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));

@@ -282,8 +282,10 @@ bool wgmma_decode_takes(const CudaOps& ops, const MatmulArgs& a) {
     // The kernel's offsets into the matrix are 32-bit (its tiles' runs, one quad past the last).
     const auto bytes =
         static_cast<int64_t>(tiled_run_at(a.in, (a.out + kTileRows - 1) / kTileRows * kTileRows, 0));
+    // Its widest block's shared memory, static included, within what a block may have.
     return ops.has_wgmma_decode() && a.type == DType::PQ2_0T && a.in % (kSliceBlocks * kQuantBlock) == 0 &&
-           a.n >= 1 && bytes < (int64_t{1} << 31) && wg_smem_bytes(4) <= ops.props().sharedMemPerBlockOptin;
+           a.n >= 1 && bytes < (int64_t{1} << 31) &&
+           wg_smem_bytes(4) + ops.static_smem(wgmma_decode_kernel<4>) <= ops.props().sharedMemPerBlockOptin;
 }
 
 void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {

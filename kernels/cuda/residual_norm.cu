@@ -5,6 +5,7 @@
 // registers, blocks of more finishing in shared memory (hadamard.cuh; other block sizes:
 // butterflies in shared memory), in the CPU oracle's order.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -207,9 +208,6 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
     }
     require(w != nullptr, op, "no norm weight");
     if (x.rows == 0 || x.cols == 0) return;
-    const size_t smem = static_cast<size_t>((x.cols + 1) & ~int64_t(1)) * 3 * sizeof(float);
-    require(smem <= props_.sharedMemPerBlockOptin, op,
-            std::to_string(x.cols) + " channels do not fit in shared memory");
     if (r.block != 0) {
         require(r.block > 1 && (r.block & (r.block - 1)) == 0, op,
                 "Hadamard block " + std::to_string(r.block) + " is not a power of two");
@@ -234,12 +232,14 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
                    static_cast<int>(x.cols)};
     const int threads =
         static_cast<int>(std::min<int64_t>(kThreads, std::max<int64_t>(32, (x.cols + 31) / 32 * 32)));
-    const auto launch = [&](auto kernel) {
-        if (smem > 48 * 1024)
-            NIWA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(smem)));
-        NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kernel, dim3(static_cast<unsigned>(x.rows)),
-                                           dim3(static_cast<unsigned>(threads)), smem, stream_, a));
+    // A kernel's `bytes` of dynamic shared memory and its static shared memory (block_sum's, the
+    // cluster's part) within what a block may have; past the 48 KiB a block has by default, the
+    // kernel allowed all of that (allow_max_smem: once per device, `configured` the kernel's own).
+    const auto fit = [&](auto kernel, size_t bytes, std::atomic<uint64_t>& configured) {
+        const size_t total = bytes + static_smem(kernel);
+        require(total <= props_.sharedMemPerBlockOptin, op,
+                std::to_string(x.cols) + " channels do not fit in shared memory");
+        if (total > props_.sharedMemPerBlock) allow_max_smem(*this, kernel, configured);
     };
     static const bool clusters = !env_switched_off("NIWA_RESNORM_CLUSTER");
     const int k = r.block != 0 && warp_hadamard_block(r.block) ? cluster_size(x.cols / r.block) : 1;
@@ -247,18 +247,31 @@ void CudaOps::residual_norm(const Tensor& x, const Tensor& y, const float* w, fl
         const int width = static_cast<int>(x.cols / k);
         const size_t slice_smem = static_cast<size_t>((width + 1) & ~1) * 3 * sizeof(float);
         with_hadamard_block(r.block, [&](auto b) {
-            NIWA_CUDA_CHECK(launch_clustered(overlap_launches(), static_cast<unsigned>(k),
-                                             residual_norm_cluster_kernel<decltype(b)::value>,
+            auto* kernel = residual_norm_cluster_kernel<decltype(b)::value>;
+            static std::atomic<uint64_t> configured{0};
+            fit(kernel, slice_smem, configured);
+            NIWA_CUDA_CHECK(launch_clustered(overlap_launches(), static_cast<unsigned>(k), kernel,
                                              dim3(static_cast<unsigned>(k), static_cast<unsigned>(x.rows)),
                                              dim3(kClusterThreads), slice_smem, stream_, a, width));
         });
         NIWA_CUDA_LAUNCHED("residual_norm_cluster_kernel");
         return;
     }
-    if (r.block != 0 && warp_hadamard_block(r.block))
-        with_hadamard_block(r.block, [&](auto b) { launch(residual_norm_kernel<decltype(b)::value>); });
-    else
-        launch(residual_norm_kernel<0>);
+    const size_t smem = static_cast<size_t>((x.cols + 1) & ~int64_t(1)) * 3 * sizeof(float);
+    const auto launch = [&](auto kernel, std::atomic<uint64_t>& configured) {
+        fit(kernel, smem, configured);
+        NIWA_CUDA_CHECK(launch_overlapping(overlap_launches(), kernel, dim3(static_cast<unsigned>(x.rows)),
+                                           dim3(static_cast<unsigned>(threads)), smem, stream_, a));
+    };
+    if (r.block != 0 && warp_hadamard_block(r.block)) {
+        with_hadamard_block(r.block, [&](auto b) {
+            static std::atomic<uint64_t> configured{0};
+            launch(residual_norm_kernel<decltype(b)::value>, configured);
+        });
+    } else {
+        static std::atomic<uint64_t> configured{0};
+        launch(residual_norm_kernel<0>, configured);
+    }
     NIWA_CUDA_LAUNCHED("residual_norm_kernel");
 }
 
