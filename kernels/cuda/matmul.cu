@@ -299,7 +299,10 @@ void check_alignment(const Weight& w) {
 //   FFN's gate+up 43.0 µs against 63.1, the head 245 against 275; batch-24 steps +15 %; at 8 rows
 //   and below it is the slower, and so is the k+v matrix: sixteenth pass; forced at 9-16 rows,
 //   batch 10 +11 %, 12 +4.5 %, 16 +3.3 %: seventeenth pass);
-// - the rest (smaller matrices, and the large ones at 17-32 rows without wgmma): the staged kernel.
+// - the rest (smaller matrices, and the large ones at 17-32 rows without wgmma): the staged kernel,
+//   except where it would need two passes (25-32 rows on a 99 KiB device, sm_120): the register
+//   kernel, which takes 32 rows in one. Reasoned, not measured (no sm_120 GPU here): two passes
+//   read every weight twice, and decode is bound by reading them (thirty-fourth pass).
 // Against the staged kernel at 3-32 rows: batch 4 +5.3 %, 8 +2.9 %, 16 +1.6 %, 24 and 32 the
 // same. The ring falls back to the register kernel where the device cannot hold it
 // (sm_120).
@@ -310,7 +313,7 @@ CudaOps::DecodeGemm decode_kernel(const CudaOps& ops, const MatmulArgs& a) {
     if (a.n > 8 && bytes >= (size_t(4) << 20) && wgmma_decode_takes(ops, a)) return G::Wgmma;
     if (bytes >= (size_t(128) << 20) || a.in >= 16384) return G::Ring;
     if (bytes >= (size_t(20) << 20) && a.n <= 16) return G::Ring;
-    return G::Staged;
+    return staged_decode_one_pass(ops, a) ? G::Staged : G::Registers;
 }
 
 MatmulArgs matmul_args(const Weight& w, const Tensor& x, const Tensor& y) {

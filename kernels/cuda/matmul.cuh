@@ -83,6 +83,9 @@ void for_each_row_group(const MatmulArgs& a, int64_t rows, F&& f) {
 // Ternary weights (PQ2_0, PTQ1_0, PQ2_0S, PQ2_0T), n <= kDecodeMaxRows, fp16 tensor cores, split
 // over K, rows (PQ2_0T: a tile's run) staged through shared memory.
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a);
+// Whether the staged kernel takes all of a's rows of x in one pass on ops' device (an RTX 5070's
+// 99 KiB of shared memory a block holds 24 rows, not 32: two passes read every weight twice).
+bool staged_decode_one_pass(const CudaOps& ops, const MatmulArgs& a);
 // PQ2_0S or PQ2_0T weights (what the model loads PQ2_0 files as), n <= kDecodeMaxRows: the same
 // arithmetic, codes and scales loaded straight into registers; with `ring`, through per-warp
 // shared-memory rings where the rows are whole runs and the device holds them.

@@ -204,12 +204,17 @@ void launch_pass(CudaOps& ops, const MatmulArgs& a, int nt, int warps, int stage
     launch_nt<T>(ops, nt, p, grid, warps, smem);
 }
 
-// The widest x tile and the most warps that fit the GPU's shared memory (an H200 takes all 32
-// rows and 16 warps with 2-deep rings; a 99 KiB consumer part fewer), then as many passes as
-// x needs. Warps, not ring depth, are what hides the decode and mma latencies. A block's dynamic
-// shared memory may take the opt-in size less the kernel's static shared memory.
+// The staged kernel's launch shape for a's matmul: the widest x tile and the most warps that fit
+// the GPU's shared memory (an H200 takes all 32 rows and 16 warps with 2-deep rings; a 99 KiB
+// consumer part fewer). Warps, not ring depth, are what hides the decode and mma latencies. A
+// block's dynamic shared memory may take the opt-in size less the kernel's static shared memory.
+// nt 0: none fits.
+struct StagedShape {
+    int nt = 0, warps = 0, stages = 0;
+};
+
 template <DType T>
-void launch_staged(CudaOps& ops, const MatmulArgs& a) {
+StagedShape staged_shape(const CudaOps& ops, const MatmulArgs& a) {
     struct Shape {
         int warps, stages;
     };
@@ -221,15 +226,28 @@ void launch_staged(CudaOps& ops, const MatmulArgs& a) {
             limit = ops.props().sharedMemPerBlockOptin -
                     ops.static_smem(ternary_decode_kernel<T, decltype(tiles)::value>);
         });
-        for (const Shape s : kShapes) {
-            if (s.warps > kMaxWarps || decode_smem_bytes(nt, s.warps, s.stages) > limit) continue;
-            for_each_row_group(a, 8 * nt, [&](const MatmulArgs& pass) {
-                launch_pass<T>(ops, pass, static_cast<int>((pass.n + 7) / 8), s.warps, s.stages);
-            });
-            return;
-        }
+        for (const Shape s : kShapes)
+            if (s.warps <= kMaxWarps && decode_smem_bytes(nt, s.warps, s.stages) <= limit)
+                return {nt, s.warps, s.stages};
     }
-    require(false, "matmul", "the GPU's shared memory is too small for the decode kernel");
+    return {};
+}
+
+StagedShape staged_shape_of(const CudaOps& ops, const MatmulArgs& a) {
+    if (a.type == DType::PQ2_0) return staged_shape<DType::PQ2_0>(ops, a);
+    if (a.type == DType::PQ2_0T) return staged_shape<DType::PQ2_0T>(ops, a);
+    if (a.type == DType::PQ2_0S) return staged_shape<DType::PQ2_0S>(ops, a);
+    return staged_shape<DType::PTQ1_0>(ops, a);
+}
+
+// The staged kernel in as many passes as x needs at its shape.
+template <DType T>
+void launch_staged(CudaOps& ops, const MatmulArgs& a) {
+    const StagedShape s = staged_shape<T>(ops, a);
+    require(s.nt > 0, "matmul", "the GPU's shared memory is too small for the decode kernel");
+    for_each_row_group(a, 8 * s.nt, [&](const MatmulArgs& pass) {
+        launch_pass<T>(ops, pass, static_cast<int>((pass.n + 7) / 8), s.warps, s.stages);
+    });
 }
 
 // Per device: a ring of group counters, zeroed once; every call takes its own range, and the
@@ -283,6 +301,10 @@ void plan_slice_sums(CudaOps& ops, DecodeParams& p) {
 void share_sums_in_one_wave(const CudaOps& ops, DecodeParams& p) {
     const int64_t outputs = (p.tiles + p.groups - 1) / p.groups * kTileRows * p.a.n;
     p.shared_sum = p.slices > 1 && outputs >= ops.shared_sum_outputs();
+}
+
+bool staged_decode_one_pass(const CudaOps& ops, const MatmulArgs& a) {
+    return 8 * static_cast<int64_t>(staged_shape_of(ops, a).nt) >= a.n;
 }
 
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a) {
