@@ -171,6 +171,17 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
     sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + ring_smem_bytes(NT) - 16));
 }
 
+// The blocks an SM the register kernel's registers are capped for: two, except at four x tiles
+// on sm_120, whose 100 KiB an SM holds one block of 66,832 bytes (a cap for a second block only
+// spilled: 76 bytes, ptxas; docs/BENCHMARKS.md, thirty-fourth pass).
+__host__ __device__ constexpr int split_blocks_per_sm(int nt) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1200
+    return nt == 4 ? 1 : 2;
+#else
+    return (void)nt, 2;
+#endif
+}
+
 // Two blocks an SM (up to 128 registers): a unit in flight while the other is multiplied. With
 // three (80 registers, as before the two units alternated) the compiler spilled, and earlier kept
 // the next unit's loads behind the multiply, so each unit waited a full trip to memory. Src:
@@ -179,7 +190,8 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
 // (PlainOut, or through GDN's conv: a ConvStore, with PlainX and several slices). X8: 1-4 rows
 // of x as int8 pairs (matmul_decode_x8.cuh), where the fp16 staging would be.
 template <int NT, bool Tiled, typename Src, typename Out, bool X8>
-__global__ void __launch_bounds__(kWarps * 32, 2) split_decode_kernel(DecodeParams p, Src src, Out out) {
+__global__ void __launch_bounds__(kWarps * 32, split_blocks_per_sm(NT))
+    split_decode_kernel(DecodeParams p, Src src, Out out) {
     constexpr bool kPlain = std::is_same_v<Src, PlainX>;
     static_assert(!X8 || NT == 1, "int8 x is one mma's columns");
     static_assert(!kPlain || !std::is_same_v<Out, ResidualAdd>,
