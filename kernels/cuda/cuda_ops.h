@@ -313,6 +313,24 @@ void allow_max_smem(const CudaOps& ops, K* kernel, std::atomic<uint64_t>& config
     configured.fetch_or(bit);
 }
 
+// Blocks of `kernel` (`threads` a block) one SM holds with `smem` bytes each, per device (asked
+// once; `cached` is the kernel's own). 0 when none fits (its static shared memory included).
+template <typename K>
+int blocks_per_sm(const CudaOps& ops, K* kernel, int threads, size_t smem, std::atomic<int> (&cached)[64]) {
+    std::atomic<int>& c = cached[ops.device() & 63];
+    int n = c.load();
+    if (n == 0) {
+        if (smem + ops.static_smem(kernel) > ops.props().sharedMemPerBlockOptin) {
+            n = -1;
+        } else {
+            NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
+            if (n == 0) n = -1;
+        }
+        c.store(n);
+    }
+    return n > 0 ? n : 0;
+}
+
 // Blocks of `threads` covering n items.
 inline unsigned grid_for(long long n, int threads) {
     return static_cast<unsigned>((n + threads - 1) / threads);

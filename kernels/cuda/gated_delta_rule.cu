@@ -706,48 +706,37 @@ __global__ void __launch_bounds__(kWalkThreads, 3)
     for (int e = 0; e < kRs; ++e) st4(S + int64_t(kRs * g + e) * D + j0, ld4(ss + (kRs * g + e) * kBV + j0));
 }
 
-// Blocks of recurrent_kernel<DK, Raw, AB> resident at once on `device`, of `sms` SMs (asked once
-// per kernel and device: GPUs of two models in one process hold different numbers).
+// Blocks of recurrent_kernel<DK, Raw, AB> resident at once on ops' device.
 template <int DK, bool Raw, bool AB>
-int64_t resident_blocks(int device, int sms) {
+int64_t resident_blocks(const CudaOps& ops) {
     static std::atomic<int> per_sm[64] = {};
-    std::atomic<int>& c = per_sm[device & 63];
-    int n = c.load();
-    if (n == 0) {
-        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, recurrent_kernel<DK, Raw, AB>,
-                                                                      kRecWarps * 32, 0));
-        n = std::max(n, 1);
-        c.store(n);
-    }
-    return int64_t(n) * sms;
+    const int n = blocks_per_sm(ops, recurrent_kernel<DK, Raw, AB>, kRecWarps * 32, 0, per_sm);
+    return int64_t(std::max(n, 1)) * ops.props().multiProcessorCount;
 }
 
 template <int DK, bool Raw, bool AB>
-void launch_recurrent(const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v, bool overlap,
-                      int device, int sms, cudaStream_t stream, const AbArgs& ab) {
+void launch_recurrent(const CudaOps& ops, const GdnArgs& a, const KeyMap& km, const SeqList& list, int n_v,
+                      const AbArgs& ab) {
     const dim3 grid(unsigned(a.dv / kRecCols), unsigned(n_v), unsigned(list.n));
     const dim3 block(kRecWarps * 32);
-    const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= resident_blocks<DK, Raw, AB>(device, sms);
-    NIWA_CUDA_CHECK(launch_overlapping(overlap, recurrent_kernel<DK, Raw, AB>, grid, block, 0, stream, a, km,
-                                       list, one_wave, ab));
+    const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= resident_blocks<DK, Raw, AB>(ops);
+    NIWA_CUDA_CHECK(launch_overlapping(ops.overlap_launches(), recurrent_kernel<DK, Raw, AB>, grid, block, 0,
+                                       ops.stream(), a, km, list, one_wave, ab));
 }
 
 // The listed sequences, recurrent, kMaxListSeqs at a time (with ab.w set: alpha and beta made in
 // the kernel, the raw form).
-void launch_recurrent_lists(const GdnArgs& a, const KeyMap& km, const std::vector<int32_t>& seqs, int dk,
-                            int n_v, bool overlap, int device, int sms, cudaStream_t stream,
-                            const AbArgs& ab) {
+void launch_recurrent_lists(const CudaOps& ops, const GdnArgs& a, const KeyMap& km,
+                            const std::vector<int32_t>& seqs, int dk, int n_v, const AbArgs& ab) {
     for (size_t first = 0; first < seqs.size(); first += kMaxListSeqs) {
         SeqList list;
         list.n = int(std::min(seqs.size() - first, size_t(kMaxListSeqs)));
         std::copy_n(seqs.begin() + int64_t(first), list.n, list.idx);
         auto launch = [&](auto dk_tag) {
             constexpr int DK = decltype(dk_tag)::value;
-            if (ab.w)
-                return launch_recurrent<DK, true, true>(a, km, list, n_v, overlap, device, sms, stream, ab);
-            if (a.gate_a)
-                return launch_recurrent<DK, true, false>(a, km, list, n_v, overlap, device, sms, stream, ab);
-            launch_recurrent<DK, false, false>(a, km, list, n_v, overlap, device, sms, stream, ab);
+            if (ab.w) return launch_recurrent<DK, true, true>(ops, a, km, list, n_v, ab);
+            if (a.gate_a) return launch_recurrent<DK, true, false>(ops, a, km, list, n_v, ab);
+            launch_recurrent<DK, false, false>(ops, a, km, list, n_v, ab);
         };
         dk == 64 ? launch(std::integral_constant<int, 64>{}) : launch(std::integral_constant<int, 128>{});
     }
@@ -917,8 +906,7 @@ void CudaOps::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, cons
         ab.ldx = raw->ab_x.ld;
         ab.in = int(raw->ab->in);
     }
-    launch_recurrent_lists(a, km, recurrent, dk, int(n_v), overlap_launches(), device_,
-                           props_.multiProcessorCount, stream_, ab);
+    launch_recurrent_lists(*this, a, km, recurrent, dk, int(n_v), ab);
     if (chunked.empty()) return;
     auto rows16 = [](const Tensor& t) {
         return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0;

@@ -23,10 +23,6 @@ namespace niwa::kernels::cuda {
 
 namespace {
 
-__host__ __device__ constexpr bool is_ternary(DType t) {
-    return t == DType::PQ2_0 || t == DType::PTQ1_0 || t == DType::PQ2_0S;
-}
-
 constexpr int kRowwiseWarps = 8;
 
 // x rows [0, nr) of this pass (x and y already offset to the pass's first row).

@@ -64,6 +64,29 @@ void with_weight_type(DType t, F&& f, const char* op = "matmul") {
     }
 }
 
+// The ternary weight types: the decode kernels' (PQ2_0T only in mixed precision).
+__host__ __device__ constexpr bool is_ternary(DType t) {
+    return t == DType::PQ2_0 || t == DType::PTQ1_0 || t == DType::PQ2_0S || t == DType::PQ2_0T;
+}
+
+// Calls f(TypeTag<T>{}) for the ternary weight type t (PQ2_0, PTQ1_0, PQ2_0S, PQ2_0T); throws
+// std::invalid_argument, naming op, for any other type.
+template <typename F>
+void with_ternary_type(DType t, F&& f, const char* op = "matmul") {
+    switch (t) {
+        case DType::PQ2_0:
+            return f(TypeTag<DType::PQ2_0>{});
+        case DType::PTQ1_0:
+            return f(TypeTag<DType::PTQ1_0>{});
+        case DType::PQ2_0S:
+            return f(TypeTag<DType::PQ2_0S>{});
+        case DType::PQ2_0T:
+            return f(TypeTag<DType::PQ2_0T>{});
+        default:
+            require(false, op, std::string(dtype_name(t)) + " is not a ternary weight type");
+    }
+}
+
 // Rows of x up to which the decode kernels run (one pass over the weight).
 constexpr int64_t kDecodeMaxRows = 32;
 

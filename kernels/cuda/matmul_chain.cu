@@ -28,6 +28,7 @@
 #include "kernels/cuda/decode_units.cuh"
 #include "kernels/cuda/matmul_decode.cuh"
 #include "kernels/cuda/matmul_decode_x8.cuh"
+#include "kernels/cuda/wait_bound.cuh"
 
 namespace niwa::kernels::cuda {
 
@@ -78,7 +79,7 @@ __device__ __forceinline__ const uint8_t* run_at(const LinkArgs& l, int64_t tile
 // waits for the thread's loads in flight, so none are issued before it), and waiting until arrival
 // number `target` (counting from 0 at the launch) makes every block's writes before its arrival
 // visible after it. Bounded like sum_slices' wait: a grid that cannot all be resident fails after
-// kSliceWaitNs rather than hanging.
+// kWaitTrapNs rather than hanging.
 __device__ __forceinline__ void grid_arrive(unsigned* count) {
     __syncthreads();
     if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
@@ -91,7 +92,7 @@ __device__ __forceinline__ void grid_wait(unsigned* count, unsigned target, bool
         for (;;) {
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(count) : "memory");
             if (now >= target) break;
-            if (globaltimer_ns() - start > kSliceWaitNs) __trap();
+            if (globaltimer_ns() - start > kWaitTrapNs) __trap();
         }
     }
     __syncthreads();

@@ -233,13 +233,6 @@ StagedShape staged_shape(const CudaOps& ops, const MatmulArgs& a) {
     return {};
 }
 
-StagedShape staged_shape_of(const CudaOps& ops, const MatmulArgs& a) {
-    if (a.type == DType::PQ2_0) return staged_shape<DType::PQ2_0>(ops, a);
-    if (a.type == DType::PQ2_0T) return staged_shape<DType::PQ2_0T>(ops, a);
-    if (a.type == DType::PQ2_0S) return staged_shape<DType::PQ2_0S>(ops, a);
-    return staged_shape<DType::PTQ1_0>(ops, a);
-}
-
 // The staged kernel in as many passes as x needs at its shape.
 template <DType T>
 void launch_staged(CudaOps& ops, const MatmulArgs& a) {
@@ -304,14 +297,14 @@ void share_sums_in_one_wave(const CudaOps& ops, DecodeParams& p) {
 }
 
 bool staged_decode_one_pass(const CudaOps& ops, const MatmulArgs& a) {
-    return 8 * static_cast<int64_t>(staged_shape_of(ops, a).nt) >= a.n;
+    if (!is_ternary(a.type)) return true;  // no staged kernel to choose (decode_kernel's other weights)
+    int nt = 0;
+    with_ternary_type(a.type, [&](auto tag) { nt = staged_shape<decltype(tag)::value>(ops, a).nt; });
+    return 8 * static_cast<int64_t>(nt) >= a.n;
 }
 
 void launch_ternary_decode(CudaOps& ops, const MatmulArgs& a) {
-    if (a.type == DType::PQ2_0) return launch_staged<DType::PQ2_0>(ops, a);
-    if (a.type == DType::PQ2_0T) return launch_staged<DType::PQ2_0T>(ops, a);
-    if (a.type == DType::PQ2_0S) return launch_staged<DType::PQ2_0S>(ops, a);
-    launch_staged<DType::PTQ1_0>(ops, a);
+    with_ternary_type(a.type, [&](auto tag) { launch_staged<decltype(tag)::value>(ops, a); });
 }
 
 }  // namespace niwa::kernels::cuda

@@ -25,6 +25,7 @@
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/pdl.cuh"
 #include "kernels/cuda/rotate_sources.cuh"
+#include "kernels/cuda/wait_bound.cuh"
 #include "kernels/cuda/wgmma.cuh"
 
 namespace niwa::kernels::cuda {
@@ -540,14 +541,6 @@ __device__ __forceinline__ void sum_outputs(const DecodeParams& p, int64_t row0,
     }
 }
 
-// The GPU's clock in nanoseconds, and how long a slice waits for its group's others (sum_slices).
-__device__ __forceinline__ uint64_t globaltimer_ns() {
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-constexpr uint64_t kSliceWaitNs = 20'000'000'000;  // 20 s
-
 // After a block's last tile: the partials of tiles [t0, t1) of its row group summed in slice order
 // into y. `flag` is a word of shared memory. Either the last slice of the group to finish sums
 // them all, after every slice has finished, so this is the kernel's tail, and each round trip to
@@ -578,14 +571,14 @@ __device__ __forceinline__ void sum_slices(const DecodeParams& p, int group, int
         asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(prev) : "l"(arrived) : "memory");
         if (p.shared_sum) {
             // Bounded: a group whose slices cannot all run (never, in one wave) fails the launch
-            // after kSliceWaitNs of waiting instead of hanging the GPU. The bound is time, not
+            // after kWaitTrapNs of waiting instead of hanging the GPU. The bound is time, not
             // polls: 2^20 polls (~1 s) is the likely cause of the launch failures racecheck met
             // at shared-sum launches only, twelve runs sharing the GPU, where a slice can take
             // seconds (docs/BENCHMARKS.md, twentieth pass).
             unsigned now = prev + 1;
             const uint64_t start = globaltimer_ns();
             while (now < static_cast<unsigned>(p.slices)) {
-                if (globaltimer_ns() - start > kSliceWaitNs) __trap();
+                if (globaltimer_ns() - start > kWaitTrapNs) __trap();
                 __nanosleep(64);
                 asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(arrived) : "memory");
             }
@@ -682,24 +675,6 @@ void plan_slice_sums(CudaOps& ops, DecodeParams& p);
 // (the staged kernel's grid is sized by shared memory alone, the small-output matmul's by its
 // shape) leave it off: their slices must not wait for each other.
 void share_sums_in_one_wave(const CudaOps& ops, DecodeParams& p);
-
-// Blocks of `kernel` (`threads` a block) one SM holds with `smem` bytes each, per device (asked
-// once; `cached` is the kernel's own). 0 when none fits (its static shared memory included).
-template <typename K>
-int blocks_per_sm(CudaOps& ops, K* kernel, int threads, size_t smem, std::atomic<int> (&cached)[64]) {
-    std::atomic<int>& c = cached[ops.device() & 63];
-    int n = c.load();
-    if (n == 0) {
-        if (smem + ops.static_smem(kernel) > ops.props().sharedMemPerBlockOptin) {
-            n = -1;
-        } else {
-            NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
-            if (n == 0) n = -1;
-        }
-        c.store(n);
-    }
-    return n > 0 ? n : 0;
-}
 
 // Launches `kernel` over one wave of blocks (measured: fewer, fuller blocks for small matrices
 // are slower): blocks_per_sm from the occupancy calculator, so every block runs at once, as a

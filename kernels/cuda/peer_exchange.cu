@@ -8,14 +8,14 @@
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/pdl.cuh"
 #include "kernels/cuda/peer_exchange.h"
+#include "kernels/cuda/wait_bound.cuh"
 
 namespace niwa::kernels::cuda {
 
 namespace {
 
 constexpr int kExchangeThreads = 1024;
-constexpr int kLineWords = 32;                        // a flag a 128-byte line
-constexpr uint64_t kExchangeWaitNs = 20'000'000'000;  // 20 s, as the slices' sums wait
+constexpr int kLineWords = 32;  // a flag a 128-byte line
 
 // What one call's kernel reads and writes (parity 0's addresses; parity 1's are parity_floats on).
 struct ExchangeArgs {
@@ -39,12 +39,6 @@ __device__ __forceinline__ unsigned load_acquire_sys(const unsigned* p) {
 
 __device__ __forceinline__ void store_release_sys(unsigned* p, unsigned v) {
     asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ uint64_t exchange_clock_ns() {
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
 }
 
 __device__ __forceinline__ float4 add4(float4 a, float4 b) {
@@ -99,9 +93,9 @@ __global__ void __launch_bounds__(kExchangeThreads) exchange_kernel(ExchangeArgs
 #pragma unroll
         for (int q = 1; q < N; ++q)
             if (q == tid) flag = a.in_flag[q];
-        const uint64_t start = exchange_clock_ns();
+        const uint64_t start = globaltimer_ns();
         while (static_cast<int>(load_acquire_sys(flag) - e) < 0) {
-            if (exchange_clock_ns() - start > kExchangeWaitNs) __trap();
+            if (globaltimer_ns() - start > kWaitTrapNs) __trap();
             __nanosleep(32);
         }
         __threadfence_system();
