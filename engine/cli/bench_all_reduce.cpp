@@ -106,22 +106,23 @@ struct ScopedEnv {
 nlohmann::ordered_json bench_all_reduce(int64_t hidden, int n, const std::vector<int64_t>& batches,
                                         bool json) {
     const auto gpus = kernels::list_gpus();
-    if (n < 2 || int(gpus.size()) < n)
-        throw std::runtime_error(
-            "bench --all-reduce needs --tp 2 or more and as many GPUs (this machine has " +
-            std::to_string(gpus.size()) + ")");
+    if (n < 2 || gpus.empty())
+        throw std::runtime_error("bench --all-reduce needs --tp 2 or more and a GPU (this machine has none)");
+    // Fewer GPUs than ranks: every rank on GPU 0, the exchange's Host path alone (NCCL and the
+    // Peer path need a GPU a rank). Its figures are the protocol's over this GPU's one link.
+    const bool shared = int(gpus.size()) < n;
     std::vector<std::unique_ptr<kernels::Ops>> owned;
     std::vector<CudaOps*> ranks;
     std::vector<kernels::Ops*> ops;
     std::vector<int> devices;
     for (int r = 0; r < n; ++r) {
-        owned.push_back(kernels::make_cuda_ops(r, kernels::Precision::Mixed));
+        owned.push_back(kernels::make_cuda_ops(shared ? 0 : r, kernels::Precision::Mixed));
         ranks.push_back(dynamic_cast<CudaOps*>(owned.back().get()));
         ops.push_back(owned.back().get());
-        devices.push_back(r);
+        devices.push_back(shared ? 0 : r);
     }
     std::string why;
-    {
+    if (!shared) {
         const ScopedEnv nccl_only("NIWA_TP_EXCHANGE", "off");
         if (!kernels::join_device_group(ops, &why)) throw std::runtime_error("bench --all-reduce: " + why);
     }
@@ -137,17 +138,25 @@ nlohmann::ordered_json bench_all_reduce(int64_t hidden, int n, const std::vector
         o->upload(data.back(), host.data(), host.size() * sizeof(float));
     }
     std::vector<std::pair<std::string, std::unique_ptr<PeerExchange>>> ways;
-    ways.emplace_back("nccl", nullptr);
+    if (!shared) ways.emplace_back("nccl", nullptr);
     const size_t bytes = size_t(most * hidden) * sizeof(float);
-    if (PeerExchange::peers_reach(devices))
+    if (!shared && PeerExchange::peers_reach(devices))
         ways.emplace_back("peer", std::make_unique<PeerExchange>(ranks, PeerExchange::Path::Peer, bytes));
     try {
-        ways.emplace_back("host", std::make_unique<PeerExchange>(ranks, PeerExchange::Path::Host, bytes));
+        ways.emplace_back("host", std::make_unique<PeerExchange>(
+                                      ranks, PeerExchange::Path::Host, bytes,
+                                      shared ? PeerExchange::Gpus::Shared : PeerExchange::Gpus::OneARank));
     } catch (const std::exception& e) {
+        if (shared) throw;
         if (!json) std::printf("no host exchange: %s\n", e.what());
     }
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    if (!json)
+    if (!json && shared)
+        std::printf(
+            "all-reduce of %d ranks on one GPU (%s; this machine has %zu), the host path only, µs a "
+            "call:\n%8s %10s",
+            n, gpus[0].name.c_str(), gpus.size(), "rows", "bytes");
+    else if (!json)
         std::printf("all-reduce over %d GPUs (%s), µs a call:\n%8s %10s", n, gpus[0].name.c_str(), "rows",
                     "bytes");
     if (!json)
@@ -155,7 +164,8 @@ nlohmann::ordered_json bench_all_reduce(int64_t hidden, int n, const std::vector
     if (!json) std::printf("\n");
     for (int64_t rows : batches) {
         const size_t count = size_t(rows * hidden);
-        nlohmann::ordered_json row{{"rows", rows}, {"bytes", count * sizeof(float)}};
+        nlohmann::ordered_json row{
+            {"rows", rows}, {"bytes", count * sizeof(float)}, {"gpus", shared ? 1 : n}};
         if (!json) std::printf("%8lld %10zu", static_cast<long long>(rows), count * sizeof(float));
         for (const auto& [name, ex] : ways) {
             const PeerExchange* e = ex.get();

@@ -184,7 +184,7 @@ size_t PeerExchange::chosen_max_bytes() {
     return n > 0 ? static_cast<size_t>(n) : kDefaultMaxBytes;
 }
 
-PeerExchange::PeerExchange(const std::vector<CudaOps*>& ranks, Path path, size_t max_bytes)
+PeerExchange::PeerExchange(const std::vector<CudaOps*>& ranks, Path path, size_t max_bytes, Gpus gpus)
     : path_(path), max_floats_((max_bytes / sizeof(float) + 63) / 64 * 64) {
     const int n = static_cast<int>(ranks.size());
     if (n < 2 || n > kMaxExchangeRanks)
@@ -193,7 +193,7 @@ PeerExchange::PeerExchange(const std::vector<CudaOps*>& ranks, Path path, size_t
     std::vector<int> devices;
     for (CudaOps* r : ranks) {
         for (int d : devices)
-            if (d == r->device())
+            if (d == r->device() && (gpus == Gpus::OneARank || path == Path::Peer))
                 throw std::runtime_error("tensor-parallel exchange: two ranks share GPU " +
                                          std::to_string(d));
         devices.push_back(r->device());

@@ -34,11 +34,18 @@ class PeerExchange {
 public:
     enum class Path { Peer, Host };
 
-    // The exchange between `ranks` (in rank order, one GPU each, 2..kMaxExchangeRanks) by `path`,
-    // for all-reduces of at most max_bytes. Throws std::runtime_error, naming what failed and with
-    // CUDA's message, when the memory can't be had (page-locked host memory is limited under WSL2)
-    // or a Peer path's GPUs don't reach each other.
-    PeerExchange(const std::vector<CudaOps*>& ranks, Path path, size_t max_bytes);
+    // Whether ranks may share a GPU. The engine never lets them (join_device_group refuses): each
+    // rank's kernel spins until the others have written, so all of them must be resident at once,
+    // which a grid filling the GPU beside them prevents. With only exchange calls on the GPU they
+    // are, so a machine of one GPU runs the Host path's protocol for real (the tests, `bench
+    // --all-reduce`); the Peer path needs distinct GPUs.
+    enum class Gpus { OneARank, Shared };
+
+    // The exchange between `ranks` (in rank order, one GPU each unless `gpus` is Shared,
+    // 2..kMaxExchangeRanks) by `path`, for all-reduces of at most max_bytes. Throws
+    // std::runtime_error, naming what failed and with CUDA's message, when the memory can't be had
+    // (page-locked host memory is limited under WSL2) or a Peer path's GPUs don't reach each other.
+    PeerExchange(const std::vector<CudaOps*>& ranks, Path path, size_t max_bytes, Gpus gpus = Gpus::OneARank);
     ~PeerExchange();
     PeerExchange(const PeerExchange&) = delete;
     PeerExchange& operator=(const PeerExchange&) = delete;

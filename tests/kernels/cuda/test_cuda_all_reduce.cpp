@@ -4,8 +4,9 @@
 // through peer access where they have it, through mapped host memory, NCCL past the exchange's
 // size), sizes around its limits, many calls queued on each rank before any wait (the epochs'
 // parities, one rank running ahead), and calls replayed from recorded graphs. The floats past
-// each buffer must come back untouched. Most cases need two GPUs and say so where there is one;
-// without a GPU every case fails.
+// each buffer must come back untouched. On a machine of one GPU the exchange's cases run its
+// Host path with both ranks on that GPU (PeerExchange::Gpus::Shared); the engine's group needs
+// two GPUs and says so where there is one. Without a GPU every case fails.
 #include <QtTest>
 #include <cstring>
 #include <memory>
@@ -28,17 +29,31 @@ namespace {
 constexpr size_t kGuard = 64;  // floats after each buffer that no call may touch
 constexpr float kGuardValue = -12345.5f;
 
-// Two ranks on GPUs 0 and 1, as the engine makes them.
+// Two ranks on GPUs 0 and 1, as the engine makes them; on a machine of one GPU both on it
+// (`shared`), which only the exchange's Host path takes.
 struct TwoRanks {
     std::unique_ptr<Ops> ops[2];
     CudaOps* rank[2] = {};
+    bool shared = false;
     TwoRanks() {
+        shared = list_gpus().size() < 2;
         for (int r = 0; r < 2; ++r) {
-            ops[r] = make_cuda_ops(r, Precision::Mixed);
+            ops[r] = make_cuda_ops(shared ? 0 : r, Precision::Mixed);
             rank[r] = dynamic_cast<CudaOps*>(ops[r].get());
         }
     }
     std::vector<CudaOps*> list() const { return {rank[0], rank[1]}; }
+    // The paths these ranks allow.
+    std::vector<PeerExchange::Path> paths() const {
+        std::vector<PeerExchange::Path> p = {PeerExchange::Path::Host};
+        if (!shared && PeerExchange::peers_reach({0, 1})) p.push_back(PeerExchange::Path::Peer);
+        return p;
+    }
+    std::unique_ptr<PeerExchange> exchange(PeerExchange::Path path) const {
+        return std::make_unique<PeerExchange>(
+            list(), path, PeerExchange::kDefaultMaxBytes,
+            shared ? PeerExchange::Gpus::Shared : PeerExchange::Gpus::OneARank);
+    }
 };
 
 // A rank's buffer of `count` random floats, after `lead` guard floats (1: rows that do not start
@@ -95,6 +110,8 @@ std::string sum_mismatch(const Buffer& a, const Buffer& b, const std::string& wh
         QVERIFY2(m_.empty(), m_.c_str());                      \
     } while (0)
 
+#define NEED_A_GPU() QVERIFY2(!list_gpus().empty(), "no GPU: the CUDA tests need one")
+
 // Fails without a GPU; skips, saying so, with one.
 #define NEED_TWO_GPUS()                                                                       \
     do {                                                                                      \
@@ -102,12 +119,6 @@ std::string sum_mismatch(const Buffer& a, const Buffer& b, const std::string& wh
         QVERIFY2(n_ > 0, "no GPU: the CUDA tests need one, and most of these two");           \
         if (n_ < 2) QSKIP("needs two GPUs (this machine has one): run it on nvidia-h200-x2"); \
     } while (0)
-
-std::vector<PeerExchange::Path> paths_here() {
-    std::vector<PeerExchange::Path> p = {PeerExchange::Path::Host};
-    if (PeerExchange::peers_reach({0, 1})) p.push_back(PeerExchange::Path::Peer);
-    return p;
-}
 
 const char* path_name(PeerExchange::Path p) {
     return p == PeerExchange::Path::Peer ? "peer" : "host";
@@ -123,11 +134,12 @@ private slots:
     // scalar tail), each size three times (both parities; the third not 16-byte aligned: all
     // scalar).
     void exchangeSums() {
-        NEED_TWO_GPUS();
+        NEED_A_GPU();
         TwoRanks t;
         std::mt19937 rng(1201);
-        for (PeerExchange::Path path : paths_here()) {
-            const PeerExchange ex(t.list(), path, PeerExchange::kDefaultMaxBytes);
+        for (PeerExchange::Path path : t.paths()) {
+            const auto owned = t.exchange(path);
+            const PeerExchange& ex = *owned;
             QCOMPARE(ex.path(), path);
             const size_t max_floats = ex.max_bytes() / sizeof(float);
             QVERIFY(max_floats >= PeerExchange::kDefaultMaxBytes / sizeof(float));
@@ -151,11 +163,12 @@ private slots:
     // 96 calls of random sizes queued on rank 0, then on rank 1, before any wait: rank 0 runs
     // ahead of rank 1 by as much as the flags let it, through many epochs of both parities.
     void manyCallsQueued() {
-        NEED_TWO_GPUS();
+        NEED_A_GPU();
         TwoRanks t;
         std::mt19937 rng(1202);
-        for (PeerExchange::Path path : paths_here()) {
-            const PeerExchange ex(t.list(), path, PeerExchange::kDefaultMaxBytes);
+        for (PeerExchange::Path path : t.paths()) {
+            const auto owned = t.exchange(path);
+            const PeerExchange& ex = *owned;
             const size_t max_floats = ex.max_bytes() / sizeof(float);
             constexpr int kCalls = 96;
             std::vector<std::unique_ptr<Buffer>> bufs[2];
@@ -179,11 +192,12 @@ private slots:
     // Three calls recorded into a graph on each rank, replayed five times with new values each
     // time: the epoch comes from the GPU, not from the recording.
     void replayedFromGraph() {
-        NEED_TWO_GPUS();
+        NEED_A_GPU();
         TwoRanks t;
         std::mt19937 rng(1203);
-        for (PeerExchange::Path path : paths_here()) {
-            const PeerExchange ex(t.list(), path, PeerExchange::kDefaultMaxBytes);
+        for (PeerExchange::Path path : t.paths()) {
+            const auto owned = t.exchange(path);
+            const PeerExchange& ex = *owned;
             const size_t counts[3] = {5120, 17, 2 * 5120};
             std::vector<std::unique_ptr<Buffer>> bufs[2];
             for (size_t c : counts)
@@ -275,6 +289,11 @@ private slots:
         auto* cb = dynamic_cast<CudaOps*>(b.get());
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, PeerExchange({ca}, PeerExchange::Path::Host, 1024));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, PeerExchange({ca, cb}, PeerExchange::Path::Host, 1024));
+        // Shared on purpose (the tests' and the bench's one-GPU runs): the Host path only.
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, PeerExchange({ca, cb}, PeerExchange::Path::Peer, 1024,
+                                                                  PeerExchange::Gpus::Shared));
+        const PeerExchange shared({ca, cb}, PeerExchange::Path::Host, 1024, PeerExchange::Gpus::Shared);
+        QCOMPARE(shared.ranks(), 2);
     }
 };
 
