@@ -193,9 +193,12 @@ PeerExchange::PeerExchange(const std::vector<CudaOps*>& ranks, Path path, size_t
     std::vector<int> devices;
     for (CudaOps* r : ranks) {
         for (int d : devices)
-            if (d == r->device() && (gpus == Gpus::OneARank || path == Path::Peer))
-                throw std::runtime_error("tensor-parallel exchange: two ranks share GPU " +
-                                         std::to_string(d));
+            if (d == r->device()) {
+                if (gpus == Gpus::OneARank || path == Path::Peer)
+                    throw std::runtime_error("tensor-parallel exchange: two ranks share GPU " +
+                                             std::to_string(d));
+                shared_gpus_ = true;
+            }
         devices.push_back(r->device());
     }
     if (path == Path::Peer && !peers_reach(devices))
@@ -307,7 +310,8 @@ void PeerExchange::all_reduce(int rank, float* data, size_t count, cudaStream_t 
         }
     }
     auto* kernel = n <= 2 ? exchange_kernel<2> : n <= 4 ? exchange_kernel<4> : exchange_kernel<8>;
-    NIWA_CUDA_CHECK(launch_overlapping(overlap, kernel, dim3(1), dim3(kExchangeThreads), 0, stream, a));
+    NIWA_CUDA_CHECK(
+        launch_overlapping(overlap && !shared_gpus_, kernel, dim3(1), dim3(kExchangeThreads), 0, stream, a));
 }
 
 }  // namespace niwa::kernels::cuda

@@ -69,7 +69,9 @@ public:
 
     // Sums `count` floats at `data` (on rank `rank`'s GPU, count * 4 <= max_bytes) over the ranks,
     // in place, on `stream` (the rank's), launched to overlap the kernel before it where
-    // `overlap` (pdl.cuh). Every rank must make the same calls in the same order.
+    // `overlap` (pdl.cuh) and the ranks have a GPU each. Every rank must make the same calls in the
+    // same order. (Ranks sharing a GPU never overlap: a rank's queued calls, each started early by
+    // the one before, would take every SM while the other rank's call waits for one.)
     void all_reduce(int rank, float* data, size_t count, cudaStream_t stream, bool overlap = false) const;
 
 private:
@@ -81,6 +83,7 @@ private:
     void release();
 
     Path path_;
+    bool shared_gpus_ = false;  // two ranks on one GPU (Gpus::Shared)
     size_t max_floats_;
     std::vector<Rank> ranks_;
     void* host_base_ = nullptr;       // Host: the page-locked allocation (host address)

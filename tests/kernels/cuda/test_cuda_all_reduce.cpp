@@ -160,8 +160,12 @@ private slots:
         }
     }
 
-    // 96 calls of random sizes queued on rank 0, then on rank 1, before any wait: rank 0 runs
-    // ahead of rank 1 by as much as the flags let it, through many epochs of both parities.
+    // 160 calls of random sizes queued on rank 0, then on rank 1, before any wait: rank 0 runs
+    // ahead of rank 1 by as much as the flags let it, through many epochs of both parities. Each
+    // launched to overlap the one before (pdl.cuh), as the engine launches them: each starts the
+    // next early, so a rank's queued calls could hold more SMs than the GPU has (an H200's 132).
+    // On a shared GPU that would starve the other rank's first call; the exchange overlaps none
+    // there.
     void manyCallsQueued() {
         NEED_A_GPU();
         TwoRanks t;
@@ -170,7 +174,7 @@ private slots:
             const auto owned = t.exchange(path);
             const PeerExchange& ex = *owned;
             const size_t max_floats = ex.max_bytes() / sizeof(float);
-            constexpr int kCalls = 96;
+            constexpr int kCalls = 160;
             std::vector<std::unique_ptr<Buffer>> bufs[2];
             for (int i = 0; i < kCalls; ++i) {
                 const size_t count = 1 + rng() % max_floats;
@@ -181,7 +185,7 @@ private slots:
                 t.rank[r]->bind();
                 for (int i = 0; i < kCalls; ++i)
                     ex.all_reduce(r, bufs[r][size_t(i)]->data(), bufs[r][size_t(i)]->count(),
-                                  t.rank[r]->stream());
+                                  t.rank[r]->stream(), true);
             }
             for (int i = 0; i < kCalls; ++i)
                 EXPECT_SUM(*bufs[0][size_t(i)], *bufs[1][size_t(i)],
@@ -205,8 +209,9 @@ private slots:
             std::unique_ptr<Ops::Recording> rec[2];
             for (int r = 0; r < 2; ++r) {
                 t.rank[r]->synchronize();
-                rec[r] = t.rank[r]->record([&, r] {
-                    for (auto& b : bufs[r]) ex.all_reduce(r, b->data(), b->count(), t.rank[r]->stream());
+                rec[r] = t.rank[r]->record([&, r] {  // overlapping, as the engine records them
+                    for (auto& b : bufs[r])
+                        ex.all_reduce(r, b->data(), b->count(), t.rank[r]->stream(), true);
                 });
             }
             std::uniform_real_distribution<float> value(-4.0f, 4.0f);
