@@ -106,8 +106,8 @@ struct ScopedEnv {
 nlohmann::ordered_json bench_all_reduce(int64_t hidden, int n, const std::vector<int64_t>& batches,
                                         bool json) {
     const auto gpus = kernels::list_gpus();
-    if (n < 2 || gpus.empty())
-        throw std::runtime_error("bench --all-reduce needs --tp 2 or more and a GPU (this machine has none)");
+    if (n < 2) throw std::runtime_error("bench --all-reduce needs --tp 2 or more");
+    if (gpus.empty()) throw std::runtime_error("bench --all-reduce needs a GPU (this machine has none)");
     // Fewer GPUs than ranks: every rank on GPU 0, the exchange's Host path alone (NCCL and the
     // Peer path need a GPU a rank). Its figures are the protocol's over this GPU's one link.
     const bool shared = int(gpus.size()) < n;

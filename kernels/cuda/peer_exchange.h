@@ -15,8 +15,8 @@
 // every rank makes the same calls in the same order, so call k of one rank meets call k of the
 // others. A sender's buffers alternate by the epoch's parity: it writes epoch e + 2 only after it
 // has seen every flag of epoch e + 1, and a rank raises that flag only after its epoch e kernel,
-// which read epoch e's rows, has finished. A flag not raised within kWaitTrapNs (wait_bound.cuh) (a rank that
-// stopped calling) traps the kernel instead of hanging the GPU.
+// which read epoch e's rows, has finished. A flag not raised within kWaitTrapNs (wait_bound.cuh;
+// a rank that stopped calling) traps the kernel instead of hanging the GPU.
 #pragma once
 
 #include <cuda_runtime.h>
