@@ -95,7 +95,7 @@ void run_decode(CudaOps& ops, const AttnArgs& a, const HeadGroups& g,
         const int64_t blocks = int64_t(n) * g.n;
         const bool tensor = !std::is_same_v<T, float> && ops.precision() == Precision::Mixed;
         const int64_t resident =
-            int64_t(decode_blocks_per_sm<T>(d, tensor)) * ops.props().multiProcessorCount;
+            int64_t(decode_blocks_per_sm<T>(ops, d, tensor)) * ops.props().multiProcessorCount;
         // Split-K (CudaOps::attn_waves, attn_min_split_tokens): as many splits as fill the
         // waves of the kernel's resident blocks (as many as the SMs hold at once) the cap asks
         // for, within the cap. A block pays fixed costs (its q, its first tile's latency, merging

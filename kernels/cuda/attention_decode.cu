@@ -4,6 +4,7 @@
 // warps and writes either the output (one split) or a partial that a combine pass merges.
 // Precision::Mixed on a 16-bit pool takes the tensor-core kernel (decode_mma_kernel, below).
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <type_traits>
 
@@ -479,21 +480,25 @@ void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Part
 }
 
 template <typename T>
-int decode_blocks_per_sm(int d, bool tensor) {
+int decode_blocks_per_sm(const CudaOps& ops, int d, bool tensor) {
     int n = 0;
     with_head_dim(d, [&](auto hd) {
         constexpr int D = decltype(hd)::value;
-        auto kernel = decode_kernel<T, D>;
         if constexpr (!std::is_same_v<T, float>)
-            if (tensor) kernel = decode_mma_kernel<T, D>;
-        NIWA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads, 0));
+            if (tensor) {
+                static std::atomic<int> cached[64] = {};
+                n = blocks_per_sm(ops, decode_mma_kernel<T, D>, kThreads, 0, cached);
+                return;
+            }
+        static std::atomic<int> cached[64] = {};
+        n = blocks_per_sm(ops, decode_kernel<T, D>, kThreads, 0, cached);
     });
     return std::max(n, 1);
 }
 
-template int decode_blocks_per_sm<float>(int, bool);
-template int decode_blocks_per_sm<__half>(int, bool);
-template int decode_blocks_per_sm<__nv_bfloat16>(int, bool);
+template int decode_blocks_per_sm<float>(const CudaOps&, int, bool);
+template int decode_blocks_per_sm<__half>(const CudaOps&, int, bool);
+template int decode_blocks_per_sm<__nv_bfloat16>(const CudaOps&, int, bool);
 
 template void launch_decode<float>(const AttnArgs&, const HeadGroups&, const DecodeEntries&, const Partials&,
                                    int, cudaStream_t);

@@ -195,9 +195,10 @@ void launch_decode(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& 
 template <typename T>
 void launch_decode_mma(const AttnArgs& a, const HeadGroups& g, const DecodeEntries& e, const Partials& p,
                        int d, bool overlap, cudaStream_t stream);
-// Blocks of the decode kernel (the tensor-core one when `tensor`) an SM holds at once.
+// Blocks of the decode kernel (the tensor-core one when `tensor`) an SM of ops' device holds at
+// once (asked once a device: blocks_per_sm).
 template <typename T>
-int decode_blocks_per_sm(int d, bool tensor);
+int decode_blocks_per_sm(const CudaOps& ops, int d, bool tensor);
 // Merges the splits' partials (at most kMaxDecodeSplits; d at most 256) into the output rows.
 void launch_decode_combine(const AttnArgs& a, const DecodeEntries& e, const Partials& p, int d, bool overlap,
                            cudaStream_t stream);

@@ -40,28 +40,27 @@ struct MatmulArgs {
 template <DType T>
 using TypeTag = std::integral_constant<DType, T>;
 
-// Calls f(TypeTag<T>{}) for the weight type t; throws std::invalid_argument, naming op, for a
-// type that is not a weight type.
+// Calls f(TypeTag<T>{}) for t if it is one of Ts; throws std::invalid_argument, naming op and
+// saying t is not `what`, otherwise.
+template <DType... Ts, typename F>
+void with_type_among(DType t, F&& f, const char* op, const char* what) {
+    const bool found = ((t == Ts && (f(TypeTag<Ts>{}), true)) || ...);
+    require(found, op, std::string(dtype_name(t)) + " is not " + what);
+}
+
+// Calls f(TypeTag<T>{}) for the weight type t, of the files' types and PQ2_0S (every kernel's);
+// throws std::invalid_argument, naming op, for a type that is not one.
 template <typename F>
 void with_weight_type(DType t, F&& f, const char* op = "matmul") {
-    switch (t) {
-        case DType::F32:
-            return f(TypeTag<DType::F32>{});
-        case DType::F16:
-            return f(TypeTag<DType::F16>{});
-        case DType::BF16:
-            return f(TypeTag<DType::BF16>{});
-        case DType::Q8_0:
-            return f(TypeTag<DType::Q8_0>{});
-        case DType::PQ2_0:
-            return f(TypeTag<DType::PQ2_0>{});
-        case DType::PTQ1_0:
-            return f(TypeTag<DType::PTQ1_0>{});
-        case DType::PQ2_0S:
-            return f(TypeTag<DType::PQ2_0S>{});
-        default:
-            require(false, op, std::string(dtype_name(t)) + " is not a weight type");
-    }
+    with_type_among<DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::PQ2_0, DType::PTQ1_0,
+                    DType::PQ2_0S>(t, f, op, "a weight type");
+}
+
+// The same and PQ2_0T (the kernels that also read PQ2_0T's tiled layout: dequantize, prefill).
+template <typename F>
+void with_any_weight_type(DType t, F&& f, const char* op = "matmul") {
+    with_type_among<DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::PQ2_0, DType::PTQ1_0,
+                    DType::PQ2_0S, DType::PQ2_0T>(t, f, op, "a weight type");
 }
 
 // The ternary weight types: the decode kernels' (PQ2_0T only in mixed precision).
@@ -73,18 +72,8 @@ __host__ __device__ constexpr bool is_ternary(DType t) {
 // std::invalid_argument, naming op, for any other type.
 template <typename F>
 void with_ternary_type(DType t, F&& f, const char* op = "matmul") {
-    switch (t) {
-        case DType::PQ2_0:
-            return f(TypeTag<DType::PQ2_0>{});
-        case DType::PTQ1_0:
-            return f(TypeTag<DType::PTQ1_0>{});
-        case DType::PQ2_0S:
-            return f(TypeTag<DType::PQ2_0S>{});
-        case DType::PQ2_0T:
-            return f(TypeTag<DType::PQ2_0T>{});
-        default:
-            require(false, op, std::string(dtype_name(t)) + " is not a ternary weight type");
-    }
+    with_type_among<DType::PQ2_0, DType::PTQ1_0, DType::PQ2_0S, DType::PQ2_0T>(t, f, op,
+                                                                               "a ternary weight type");
 }
 
 // Rows of x up to which the decode kernels run (one pass over the weight).

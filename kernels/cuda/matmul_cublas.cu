@@ -83,9 +83,8 @@ void launch_dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows,
 }
 
 void dequant(CudaOps& ops, const MatmulArgs& a, int64_t r0, int64_t rows, __half* wh, int64_t ld) {
-    if (a.type == DType::PQ2_0T) return launch_dequant<DType::PQ2_0T>(ops, a, r0, rows, wh, ld);
-    with_weight_type(a.type,
-                     [&](auto tag) { launch_dequant<decltype(tag)::value>(ops, a, r0, rows, wh, ld); });
+    with_any_weight_type(a.type,
+                         [&](auto tag) { launch_dequant<decltype(tag)::value>(ops, a, r0, rows, wh, ld); });
 }
 
 void check_blas(cublasStatus_t st, const char* what) {

@@ -143,7 +143,9 @@ __global__ void __launch_bounds__(kWarps * 32, ring_blocks_per_sm(NT)) ring_deco
     const int64_t first = t0 + warp;
     const int units = first < t1 ? 2 * static_cast<int>((t1 - first + kWarps - 1) / kWarps) : 0;
     auto tile_of = [&](int u) { return first + static_cast<int64_t>(kWarps) * (u >> 1); };
-    auto fill = [&](int u, uint8_t* slot) { issue_unit<Tiled>(a, tile_of(u), slice, u & 1, slot, lane); };
+    auto fill = [&, slice = slice, lane = lane](int u, uint8_t* slot) {
+        issue_unit<Tiled>(a, tile_of(u), slice, u & 1, slot, lane);
+    };
     UnitRing<kRing, decltype(fill)> ring{fill, smem + decode_x_bytes(NT) + warp * kRing * kRingSlotBytes,
                                          units};
 

@@ -131,8 +131,7 @@ void launch(cudaStream_t stream, const MatmulArgs& a) {
 }  // namespace
 
 void launch_mma_prefill(CudaOps& ops, const MatmulArgs& a) {
-    if (a.type == DType::PQ2_0T) return launch<DType::PQ2_0T>(ops.stream(), a);
-    with_weight_type(a.type, [&](auto tag) { launch<decltype(tag)::value>(ops.stream(), a); });
+    with_any_weight_type(a.type, [&](auto tag) { launch<decltype(tag)::value>(ops.stream(), a); });
 }
 
 }  // namespace niwa::kernels::cuda
