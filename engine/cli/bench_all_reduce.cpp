@@ -106,7 +106,7 @@ struct ScopedEnv {
 nlohmann::ordered_json bench_all_reduce(int64_t hidden, int n, const std::vector<int64_t>& batches,
                                         bool json) {
     const auto gpus = kernels::list_gpus();
-    if (n < 2) throw std::runtime_error("bench --all-reduce needs --tp 2 or more");
+    if (n < 2) throw std::invalid_argument("bench --all-reduce needs --tp 2 or more");  // run_bench checks
     if (gpus.empty()) throw std::runtime_error("bench --all-reduce needs a GPU (this machine has none)");
     // Fewer GPUs than ranks: every rank on GPU 0, the exchange's Host path alone (NCCL and the
     // Peer path need a GPU a rank). Its figures are the protocol's over this GPU's one link.
