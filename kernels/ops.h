@@ -300,6 +300,14 @@ public:
     // kv_of_q[h] (host array of n_q_heads). out has q's shape.
     virtual void attention(const Tensor& q, const KvLayer& kv, const int32_t* kv_of_q, float scale,
                            const StepInfo& step, const Tensor& out) = 0;
+    // The attention layer from its projections: qk_norm_rope_store, then attention of q_out's
+    // head rows (ld == cols) as the step's token rows ([n_tokens, q_out.rows / n_tokens * head_dim],
+    // out's shape). The default runs the two (qk_kv_store.cpp); a backend may fuse them, and then
+    // leaves q_out and k_out unspecified.
+    virtual void qk_attention(const Tensor& q, const float* q_w, const Tensor& q_out, const Tensor& k,
+                              const float* k_w, const Tensor& k_out, const Tensor& v, float eps, int n_rot,
+                              float theta, const KvLayer& kv, const int32_t* kv_of_q, float scale,
+                              const StepInfo& step, const Tensor& out);
 
     // Causal depthwise conv over each sequence's tokens, continuing from (and updating) its
     // conv state; w is [channels][kernel] fp32; y = silu(conv(x)). y may not alias x.

@@ -286,13 +286,10 @@ Tensor RankForward::attention_layer(int il, const SublayerInput& in, const Tenso
     const Tensor heads{qg.data, qg.type, T * nh, 2 * D, 2 * D};
     const Tensor q_rows{q_.data, q_.type, T * nh, D, D};
     const Tensor kn = first(k_, T);  // k normed per head, out of kv's column range
-    const kernels::KvLayer& pool = cache_.kv[size_t(il)];
-    ops_.qk_norm_rope_store(heads.cols_view(0, D), A.q_norm, q_rows, k, A.k_norm,
-                            Tensor{kn.data, kn.type, T * nkv, D, D}, v, hp_.rms_eps, hp_.n_rot,
-                            hp_.rope_theta, pool, info_);
-    const Tensor q = first(q_, T);
     const Tensor o = first(o_, T);
-    ops_.attention(q, pool, plan_.kv_of_q.data(), 1.0f / std::sqrt(float(D)), info_, o);
+    ops_.qk_attention(heads.cols_view(0, D), A.q_norm, q_rows, k, A.k_norm,
+                      Tensor{kn.data, kn.type, T * nkv, D, D}, v, hp_.rms_eps, hp_.n_rot, hp_.rope_theta,
+                      cache_.kv[size_t(il)], plan_.kv_of_q.data(), 1.0f / std::sqrt(float(D)), info_, o);
     // The output gate (a head's second half of qg) and the rotation, on the way into the
     // output projection.
     kernels::RotatedInput gated{kernels::RotatedInput::Kind::SigmoidGate, o, heads.cols_view(D, D)};

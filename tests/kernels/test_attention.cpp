@@ -1,11 +1,13 @@
-// Tests of the CPU kv_store and paged attention: sequences of mixed lengths with random block
-// tables, against dense causal attention in double over each sequence's own K and V.
+// Tests of the CPU kv_store, paged attention and the attention layer from its projections
+// (qk_attention): sequences of mixed lengths with random block tables, against dense causal
+// attention in double over each sequence's own K and V.
 #include "kernels/ops.h"
 #include "tests/kernels/kernel_test_util.h"
 
 #include <QtTest>
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 using namespace niwa::kernels;
 using namespace niwa::kernels::test;
@@ -116,6 +118,144 @@ private slots:
                     }
                 }
             }
+    }
+
+    // qk_attention, the attention layer from its projections: the queries and new keys normed
+    // and rotated, the new keys and values stored, the queries attended, against the same in
+    // double. The queries come as head rows between the gates (the model's layout), the keys and
+    // values as column ranges of one row.
+    void qkAttentionIsTheLayer() {
+        std::mt19937 rng(601);
+        const int n_blocks = 12, bt = 4, n_kv = 2, d = 16, n_heads = 6, n_rot = 8;
+        const int width = n_kv * d;
+        const float eps = 1e-6f, theta = 1e4f, scale = 0.25f;
+        const std::vector<int32_t> kv_of_q = {0, 0, 0, 1, 1, 1};
+        struct Seq {
+            int pos0, n_q;
+        };
+        const std::vector<Seq> shape = {{7, 1}, {0, 3}, {2, 2}};
+        std::vector<float> kpool = random_vector(rng, size_t(n_blocks) * bt * width, -5.0f, 5.0f);
+        std::vector<float> vpool = random_vector(rng, kpool.size(), -5.0f, 5.0f);
+        const KvLayer kv{kpool.data(), vpool.data(), DType::F32, n_blocks, bt, n_kv, d};
+        const std::vector<float> q_w = random_vector(rng, d, 0.5f, 1.5f),
+                                 k_w = random_vector(rng, d, 0.5f, 1.5f);
+
+        // A head row normed and rotated at position pos, in double.
+        auto norm_rope = [&](const float* x, const std::vector<float>& w, int pos) {
+            double ss = 0.0;
+            for (int c = 0; c < d; ++c) ss += double(x[c]) * x[c];
+            const double inv = 1.0 / std::sqrt(ss / d + eps);
+            std::vector<double> y(d);
+            for (int c = 0; c < d; ++c) y[c] = x[c] * inv * w[c];
+            for (int i = 0; i < n_rot / 2; ++i) {
+                const double a = y[i], b = y[i + n_rot / 2];
+                const double angle = pos * std::pow(double(theta), -2.0 * i / n_rot);
+                y[i] = a * std::cos(angle) - b * std::sin(angle);
+                y[i + n_rot / 2] = a * std::sin(angle) + b * std::cos(angle);
+            }
+            return y;
+        };
+
+        int n_tokens = 0;
+        for (const Seq& s : shape) n_tokens += s.n_q;
+        HostTensor qg = random_tensor(rng, int64_t(n_tokens) * n_heads, 2 * d, 2 * d, -2.0f, 2.0f);
+        HostTensor kvr = random_tensor(rng, n_tokens, 2 * width, 2 * width + 3, -2.0f, 2.0f);
+        std::vector<int32_t> free_blocks(n_blocks);
+        std::iota(free_blocks.begin(), free_blocks.end(), 0);
+        std::shuffle(free_blocks.begin(), free_blocks.end(), rng);
+        std::vector<SeqInfo> seqs;
+        std::vector<int32_t> tables, positions, kv_slots;
+        std::vector<std::vector<double>> dense_k, dense_v;  // [len * width] per sequence, as cached
+        int row = 0;
+        for (const Seq& s : shape) {
+            const int len = s.pos0 + s.n_q;
+            SeqInfo si;
+            si.q_start = row;
+            si.n_q = s.n_q;
+            si.pos0 = s.pos0;
+            si.table_start = int32_t(tables.size());
+            seqs.push_back(si);
+            for (int b = 0; b < (len + bt - 1) / bt; ++b) {
+                tables.push_back(free_blocks.back());
+                free_blocks.pop_back();
+            }
+            dense_k.emplace_back(size_t(len) * width);
+            dense_v.emplace_back(size_t(len) * width);
+            for (int j = 0; j < len; ++j) {
+                const int slot = tables[si.table_start + j / bt] * bt + j % bt;
+                double* kj = &dense_k.back()[size_t(j) * width];
+                double* vj = &dense_v.back()[size_t(j) * width];
+                if (j < s.pos0) {  // cached by earlier steps, normed and rotated then
+                    for (int c = 0; c < width; ++c) {
+                        kj[c] = kpool[size_t(slot) * width + c];
+                        vj[c] = vpool[size_t(slot) * width + c];
+                    }
+                    continue;
+                }
+                for (int h = 0; h < n_kv; ++h) {
+                    const std::vector<double> kn = norm_rope(&kvr.at(row, h * d), k_w, j);
+                    std::copy(kn.begin(), kn.end(), kj + h * d);
+                }
+                for (int c = 0; c < width; ++c) vj[c] = kvr.at(row, width + c);
+                positions.push_back(j);
+                kv_slots.push_back(slot);
+                ++row;
+            }
+        }
+        StepInfo step;
+        step.seqs = seqs.data();
+        step.host_seqs = seqs.data();
+        step.n_seqs = int(seqs.size());
+        step.n_tokens = n_tokens;
+        step.positions = positions.data();
+        set_kv_slots(step, kv_slots.data());
+        step.block_tables = tables.data();
+
+        auto ops = make_cpu_ops(2);
+        const Tensor heads{qg.t.data, DType::F32, int64_t(n_tokens) * n_heads, d, 2 * d};
+        HostTensor q_out(int64_t(n_tokens) * n_heads, d, d), k_out(int64_t(n_tokens) * n_kv, d, d);
+        HostTensor out = random_tensor(rng, n_tokens, n_heads * d, n_heads * d + 4);
+        ops->qk_attention(heads, q_w.data(), q_out.t, kvr.t.cols_view(0, width), k_w.data(), k_out.t,
+                          kvr.t.cols_view(width, width), eps, n_rot, theta, kv, kv_of_q.data(), scale, step,
+                          out.t);
+
+        for (size_t s = 0; s < shape.size(); ++s)
+            for (int i = 0; i < shape[s].n_q; ++i) {
+                const int r = seqs[s].q_start + i, p = shape[s].pos0 + i;
+                for (int h = 0; h < n_heads; ++h) {
+                    const int kvh = kv_of_q[h];
+                    const std::vector<double> q = norm_rope(&qg.at(int64_t(r) * n_heads + h, 0), q_w, p);
+                    std::vector<double> w(p + 1);
+                    double mx = -1e300, sum = 0.0;
+                    for (int j = 0; j <= p; ++j) {
+                        double dot = 0.0;
+                        for (int c = 0; c < d; ++c) dot += q[c] * dense_k[s][size_t(j) * width + kvh * d + c];
+                        w[j] = dot * scale;
+                        mx = std::max(mx, w[j]);
+                    }
+                    for (double& x : w) sum += x = std::exp(x - mx);
+                    for (int c = 0; c < d; ++c) {
+                        double want = 0.0;
+                        for (int j = 0; j <= p; ++j)
+                            want += w[j] / sum * dense_v[s][size_t(j) * width + kvh * d + c];
+                        QVERIFY2(std::abs(out.at(r, h * d + c) - want) < 2e-5,
+                                 qPrintable(QString("seq %1 token %2 head %3 dim %4: %5 against %6")
+                                                .arg(s)
+                                                .arg(i)
+                                                .arg(h)
+                                                .arg(c)
+                                                .arg(out.at(r, h * d + c))
+                                                .arg(want)));
+                    }
+                }
+            }
+
+        // The queries must be whole head rows, one after another.
+        const Tensor strided{q_out.t.data, DType::F32, q_out.t.rows / 2, d, 2 * d};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 ops->qk_attention(heads, q_w.data(), strided, kvr.t.cols_view(0, width),
+                                                   k_w.data(), k_out.t, kvr.t.cols_view(width, width), eps,
+                                                   n_rot, theta, kv, kv_of_q.data(), scale, step, out.t));
     }
 };
 
