@@ -3,6 +3,7 @@
 // All pointers handed to an op point into the backend's own memory (see Ops::alloc).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/formats.h"
 
@@ -148,6 +150,21 @@ struct SampleParams {
     float top_p = 1.0f;        // 1: off
     float min_p = 0.0f;        // 0: off
     float uniform = 0.0f;      // a uniform draw in [0, 1) from the caller's RNG
+};
+
+// Ops::top_logits: what a row of logits is reduced to on its device, so a draw needs no download of
+// the whole row (kernels/sample_draw.h merges a row's slices and draws from them).
+struct TopAsk {
+    int k = 1;                 // candidates: the k largest logits (and every one tied with the k-th)
+    float temperature = 0.0f;  // > 0: the rule's total mass at this temperature too
+};
+struct TopLogits {
+    int64_t size = 0;             // tokens in the row
+    float max_logit = -INFINITY;  // its largest number (NaN ranks below every number)
+    double mass = 0.0;            // sum of exp((logit - max_logit) / T) as sample_weights computes it
+    float floor = INFINITY;       // every token whose logit is >= floor is a candidate; -inf: all are
+    std::vector<float> logits;    // the candidates, in no order
+    std::vector<int32_t> ids;
 };
 
 class Ops {
@@ -415,6 +432,10 @@ public:
     // One token per row of logits [n, vocab]: greedy or sampled per params[i]; params and
     // out_ids are host arrays of n.
     virtual void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) = 0;
+    // Each row of logits [n, vocab] reduced as asks[i] says (TopAsk), into host out[i]. The
+    // default reads the rows in host memory (top_logits_row); a GPU reduces them on the device
+    // and brings back only the reductions.
+    virtual void top_logits(const Tensor& logits, const TopAsk* asks, TopLogits* out);
 };
 
 // The CPU backend (kernels/cpu), with `threads` worker threads (0: hardware concurrency).

@@ -254,6 +254,55 @@ uint32_t kth_largest(uint32_t* keys, int64_t n, int64_t k, int64_t& ties) {
     return lo;
 }
 
+// The rule after the weights: p[0, n) holds the n largest weights of `size` candidates (any
+// order), `total` the mass of all of them. top_k, top_p and min_p cut a descending prefix, then
+// one draw by inverse CDF; -1 when the rule reaches past p (n < size), so more candidates are
+// needed. The mass each step renormalises by: the kept prefix's, summed in descending order once
+// a filter has cut it (then any two callers agree to the bit), else `total`.
+int32_t walk(std::vector<Weighted>& p, int64_t n, int64_t size, double total, const SampleParams& sp) {
+    DescendingPrefix order(p, n);
+    int64_t kept = size;
+    double mass = total;
+    auto prefix_mass = [&](int64_t m) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < m; ++i) sum += order.at(i).first;
+        return sum;
+    };
+    if (sp.top_k > 0 && sp.top_k <= size) {
+        if (sp.top_k > n) return -1;
+        kept = order.grow(sp.top_k);
+        mass = prefix_mass(kept);
+    }
+    if (sp.top_p < 1.0f) {
+        double cum = 0.0;
+        int64_t m = 0;
+        while (m < std::min(kept, n)) {
+            cum += order.at(m++).first / mass;
+            if (cum >= sp.top_p) break;
+        }
+        if (cum < sp.top_p && m == n && n < kept) return -1;
+        kept = m;
+        mass = prefix_mass(kept);
+    }
+    if (sp.min_p > 0.0f) {
+        if (n == 0) return -1;
+        const double floor = sp.min_p * order.at(0).first;
+        int64_t m = 1;  // the most likely token always stays
+        while (m < std::min(kept, n) && order.at(m).first >= floor) ++m;
+        if (m == n && n < kept) return -1;
+        kept = m;
+        mass = prefix_mass(kept);
+    }
+    const double target = static_cast<double>(sp.uniform) * mass;
+    double cum = 0.0;
+    for (int64_t i = 0; i < std::min(kept, n); ++i) {
+        cum += order.at(i).first;
+        if (target < cum) return order.at(i).second;
+    }
+    if (n < kept) return -1;
+    return order.at(kept - 1).second;  // rounding put the target at the very top
+}
+
 }  // namespace
 
 void top_k_candidates(const float* row, int64_t n, int64_t k, std::vector<float>& logits,
@@ -388,57 +437,12 @@ int32_t draw_token(const Candidates& cand, const SampleParams& sp, const ForRang
         if (last < kBins - 1) least = std::ldexp(1.0f, -last);
     }
     gather(cand, w.data(), block_maxima.data(), least, p);
-    auto n = static_cast<int64_t>(p.size());
-    for (;;) {
-        DescendingPrefix order(p, n);
-        // The mass each step renormalises by: the kept prefix's, summed in descending order once
-        // a filter has cut it (then any two callers agree to the bit), else the whole candidates'.
-        int64_t kept = size;
-        double mass = total;
-        auto prefix_mass = [&](int64_t m) {
-            double sum = 0.0;
-            for (int64_t i = 0; i < m; ++i) sum += order.at(i).first;
-            return sum;
-        };
-        if (top_k_cuts) {
-            kept = order.grow(sp.top_k);
-            mass = prefix_mass(kept);
-        }
-        if (sp.top_p < 1.0f) {
-            double cum = 0.0;
-            int64_t m = 0;
-            while (m < std::min(kept, n)) {
-                cum += order.at(m++).first / mass;
-                if (cum >= sp.top_p) break;
-            }
-            if (cum < sp.top_p && m == n && n < kept) {  // ran past the bins: all of them
-                gather(cand, w.data(), block_maxima.data(), 0.0f, p);
-                n = size;
-                continue;
-            }
-            kept = m;
-            mass = prefix_mass(kept);
-        }
-        if (sp.min_p > 0.0f) {
-            const double floor = sp.min_p * order.at(0).first;
-            int64_t m = 1;  // the most likely token always stays
-            while (m < kept && order.at(m).first >= floor) ++m;
-            kept = m;
-            mass = prefix_mass(kept);
-        }
-        const double target = static_cast<double>(sp.uniform) * mass;
-        double cum = 0.0;
-        for (int64_t i = 0; i < std::min(kept, n); ++i) {
-            cum += order.at(i).first;
-            if (target < cum) return order.at(i).second;
-        }
-        if (n < kept) {  // an unfiltered draw ran past the bins: all of them
-            gather(cand, w.data(), block_maxima.data(), 0.0f, p);
-            n = size;
-            continue;
-        }
-        return order.at(kept - 1).second;  // rounding put the target at the very top
+    int32_t token = walk(p, static_cast<int64_t>(p.size()), size, total, sp);
+    if (token < 0) {  // the rule ran past the bins: all of them
+        gather(cand, w.data(), block_maxima.data(), 0.0f, p);
+        token = walk(p, size, size, total, sp);
     }
+    return token;
 }
 
 int32_t draw_token(const std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp,
@@ -453,6 +457,168 @@ int32_t draw_token(const std::vector<std::pair<float, int32_t>>& cand, const Sam
     }
     return draw_token(Candidates{logits.data(), ids.data(), static_cast<int64_t>(cand.size())}, sp,
                       for_ranges);
+}
+
+namespace {
+
+// Candidates before b: descending logit (a NaN below every number), then ascending id.
+bool logit_before(float la, int32_t ia, float lb, int32_t ib) {
+    const uint32_t ka = rank_key(la), kb = rank_key(lb);
+    return ka > kb || (ka == kb && ia < ib);
+}
+
+}  // namespace
+
+TopAsk top_ask(const SampleParams& sp) {
+    if (sp.temperature <= 0.0f || sp.top_k == 1) return TopAsk{1, 0.0f};
+    if (sp.top_k > 0) return TopAsk{std::min(sp.top_k, kMaxTopAsk), sp.temperature};
+    return TopAsk{kDrawCandidates, sp.temperature};
+}
+
+void top_logits_row(const float* row, int64_t n, const TopAsk& ask, TopLogits& out) {
+    out.size = n;
+    out.logits.clear();
+    out.ids.clear();
+    out.max_logit = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) out.max_logit = row[i] > out.max_logit ? row[i] : out.max_logit;
+    out.mass = 0.0;
+    if (ask.temperature > 0.0f && std::isfinite(out.max_logit)) {
+        float w[kBlock];
+        for (int64_t b = 0; b < n; b += kBlock) {
+            const int64_t len = std::min<int64_t>(kBlock, n - b);
+            sample_weights(row + b, len, out.max_logit, ask.temperature, w);
+            for (int64_t i = 0; i < len; ++i) out.mass += w[i];
+        }
+    }
+    if (ask.k <= 0 || n == 0) {
+        out.floor = INFINITY;  // no candidates: nothing is known to be among them
+        return;
+    }
+    uint32_t threshold = 0;  // every key: the whole row
+    out.floor = -INFINITY;
+    if (ask.k < n) {
+        thread_local std::vector<float> top;
+        thread_local std::vector<int32_t> top_ids;
+        top_k_candidates(row, n, ask.k, top, top_ids);
+        threshold = ~0u;
+        for (float x : top) threshold = std::min(threshold, rank_key(x));
+        float at = top[0];
+        for (float x : top)
+            if (rank_key(x) == threshold) at = x;
+        out.floor = threshold == 0 ? -INFINITY : at;  // the k-th a NaN: every token is kept
+    }
+    for (int64_t i = 0; i < n; ++i)
+        if (rank_key(row[i]) >= threshold) {
+            out.logits.push_back(row[i]);
+            out.ids.push_back(static_cast<int32_t>(i));
+        }
+}
+
+TopLogits merge_top_logits(const std::vector<TopLogits>& parts, const std::vector<int32_t>& offsets,
+                           float temperature) {
+    TopLogits m;
+    m.floor = -INFINITY;
+    for (const TopLogits& p : parts) {
+        m.size += p.size;
+        m.max_logit = p.max_logit > m.max_logit ? p.max_logit : m.max_logit;
+        // A part with no candidates vouches for none of its tokens; NaN never passes a floor.
+        m.floor = std::isnan(p.floor) || p.floor > m.floor ? p.floor : m.floor;
+    }
+    if (std::isnan(m.floor)) m.floor = INFINITY;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const TopLogits& p = parts[i];
+        if (temperature > 0.0f && p.mass > 0.0)
+            m.mass += p.mass * std::exp2((double(p.max_logit) - double(m.max_logit)) * 1.4426950408889634 /
+                                         double(temperature));
+        for (size_t c = 0; c < p.logits.size(); ++c)
+            if (p.logits[c] >= m.floor || m.floor == -INFINITY) {
+                m.logits.push_back(p.logits[c]);
+                m.ids.push_back(p.ids[c] + offsets[i]);
+            }
+    }
+    return m;
+}
+
+int32_t draw_from_top(const TopLogits& top, const SampleParams& sp) {
+    if (top.size == 0) return 0;
+    // The candidates the whole row's order begins with: those at or above the floor.
+    const bool all = top.floor == -INFINITY;
+    if (sp.temperature <= 0.0f || sp.top_k == 1) {
+        int64_t best = -1;
+        for (size_t c = 0; c < top.logits.size(); ++c)
+            if ((all || top.logits[c] >= top.floor) &&
+                (best < 0 ||
+                 logit_before(top.logits[c], top.ids[c], top.logits[size_t(best)], top.ids[size_t(best)])))
+                best = int64_t(c);
+        if (best < 0) return -1;
+        return std::isnan(top.logits[size_t(best)]) ? 0 : top.ids[size_t(best)];  // every logit NaN: 0
+    }
+    thread_local std::vector<float> logits, w;
+    thread_local std::vector<int32_t> ids;
+    thread_local std::vector<Weighted> p;
+    logits.clear();
+    ids.clear();
+    for (size_t c = 0; c < top.logits.size(); ++c)
+        if (all || top.logits[c] >= top.floor) {
+            logits.push_back(top.logits[c]);
+            ids.push_back(top.ids[c]);
+        }
+    const auto n = static_cast<int64_t>(logits.size());
+    if (all && n != top.size) return -1;  // not the whole row after all
+    w.resize(logits.size());
+    sample_weights(logits.data(), n, top.max_logit, sp.temperature, w.data());
+    p.clear();
+    for (int64_t i = 0; i < n; ++i) p.emplace_back(w[size_t(i)], ids[size_t(i)]);
+    // The whole row: the walk's mass is its own sum in draw_token's order; here, the reduction's.
+    return walk(p, n, top.size, top.mass, sp);
+}
+
+namespace {
+
+// The first index of the maximum; a NaN ranks below every number (0 when every logit is NaN).
+int32_t argmax(const float* x, int64_t n) {
+    int64_t best = 0;
+    while (best + 1 < n && std::isnan(x[best])) ++best;
+    for (int64_t i = best + 1; i < n; ++i)
+        if (x[i] > x[best]) best = i;
+    return std::isnan(x[best]) ? 0 : static_cast<int32_t>(best);
+}
+
+// A row through draw_token with only the tokens it needs: a top_k's candidates by logit (the
+// probabilities' order: exp is monotonic; top_k_candidates reads the row in place), or with only
+// min_p the tokens within T ln(min_p) of the maximum (a little more, for rounding: draw_token
+// applies the exact rule), else the whole row, read in place. Only then are exponentials taken,
+// and only of those.
+int32_t draw_row(const float* row, int64_t vocab, const SampleParams& sp, const ForRanges& for_ranges) {
+    thread_local std::vector<float> logits;
+    thread_local std::vector<int32_t> ids;
+    if (sp.top_k > 0 && sp.top_k < vocab) {
+        top_k_candidates(row, vocab, sp.top_k, logits, ids);
+        return draw_token(Candidates{logits.data(), ids.data(), static_cast<int64_t>(logits.size())}, sp,
+                          for_ranges);
+    }
+    if (sp.top_p >= 1.0f && sp.min_p > 0.0f) {
+        logits.clear();
+        ids.clear();
+        const float max_logit = row[argmax(row, vocab)];
+        if (std::isnan(max_logit)) return 0;  // every logit NaN, as greedy answers
+        const double floor = max_logit + sp.temperature * std::log(static_cast<double>(sp.min_p)) - 1e-3;
+        for (int64_t i = 0; i < vocab; ++i)
+            if (row[i] >= floor) {
+                logits.push_back(row[i]);
+                ids.push_back(static_cast<int32_t>(i));
+            }
+        return draw_token(Candidates{logits.data(), ids.data(), static_cast<int64_t>(logits.size())}, sp,
+                          for_ranges);
+    }
+    return draw_token(Candidates{row, nullptr, vocab}, sp, for_ranges);
+}
+
+}  // namespace
+
+int32_t sample_row(const float* row, int64_t n, const SampleParams& sp, const ForRanges& for_ranges) {
+    if (sp.temperature <= 0.0f || sp.top_k == 1) return argmax(row, n);
+    return draw_row(row, n, sp, for_ranges);
 }
 
 }  // namespace niwa::kernels

@@ -46,4 +46,33 @@ int32_t draw_token(const Candidates& cand, const SampleParams& sp, const ForRang
 int32_t draw_token(const std::vector<std::pair<float, int32_t>>& cand, const SampleParams& sp,
                    const ForRanges& for_ranges = {});
 
+// The sample op's rule on one whole row in host memory: greedy (temperature <= 0 or top_k 1) the
+// first index of its largest logit (a NaN below every number; 0 when all are NaN), otherwise
+// draw_token over only the tokens the filters can keep (a top_k's candidates, min_p's band).
+int32_t sample_row(const float* row, int64_t n, const SampleParams& sp, const ForRanges& for_ranges = {});
+
+// What a row sampled with sp asks its reduction for: greedy its largest logit; a top_k its k
+// largest (at most kMaxTopAsk: a larger top_k reaches below them, and the row comes back whole);
+// otherwise kDrawCandidates and the total mass, which a peaked row's nucleus or draw stays within.
+constexpr int kMaxTopAsk = 1024;
+constexpr int kDrawCandidates = 128;
+TopAsk top_ask(const SampleParams& sp);
+
+// A row reduced by top_logits_row (or a backend's Ops::top_logits) to what the rule needs:
+// ask.k > 0 of its largest logits and every logit tied with the k-th, its largest logit, and
+// with ask.temperature > 0 the rule's total mass at that temperature.
+void top_logits_row(const float* row, int64_t n, const TopAsk& ask, TopLogits& out);
+
+// Parts of one row (a vocabulary slice each, whose ids are offset by `offsets[i]`) as one row:
+// the candidates every part's floor lets the whole row trust, the mass rescaled to the row's
+// largest logit (within rounding of the whole row's own sum).
+TopLogits merge_top_logits(const std::vector<TopLogits>& parts, const std::vector<int32_t>& offsets,
+                           float temperature);
+
+// The rule (greedy as the sample op takes it, or draw_token's) on a reduced row: the token, or -1
+// when it reaches below the candidates' floor, so the whole row is needed. The draw is draw_token's
+// on the whole row, but for its total mass, summed in another order (a draw within rounding of a
+// boundary between two tokens may take the other).
+int32_t draw_from_top(const TopLogits& top, const SampleParams& sp);
+
 }  // namespace niwa::kernels

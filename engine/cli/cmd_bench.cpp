@@ -38,7 +38,7 @@ namespace {
 constexpr const char* kHelp =
     "usage: niwa-engine bench --model FILE [--backend cuda] [--batch 1,8,24] [--context N]\n"
     "                         [--prompt 512,8192] [--steps N] [--kernels] [--sampler] [--chain]\n"
-    "                         [--all-reduce] [--json]\n"
+    "                         [--all-reduce] [--logits greedy|whole] [--json]\n"
     "                         [model options]\n"
     "Decode and prefill throughput of the whole forward against the hardware's limits: on CUDA,\n"
     "the copy bandwidth and bf16 GEMM rate measured first; each decode row's bandwidth bound (its\n"
@@ -47,6 +47,9 @@ constexpr const char* kHelp =
     "  --context N         tokens already cached per sequence for decode (default 4096)\n"
     "  --prompt LIST       prefill prompt lengths (default 512,8192; 0: no prefill)\n"
     "  --steps N           timed decode steps per batch size (default 32)\n"
+    "  --logits MODE       a decode step's logits: greedy (default) reduced on the device to each\n"
+    "                      row's largest, as the server does for a greedy stream; whole: every row\n"
+    "                      brought back (the server's path for penalties, constraints, logprobs)\n"
     "  --kernels           also time each decode kernel alone on the model's shapes (CUDA)\n"
     "  --sampler           time only the server's sampler on --batch rows of the model's vocabulary\n"
     "  --chain             time only a batch-1 step's matmuls at the model's shapes, as one persistent\n"
@@ -121,7 +124,7 @@ double prefill_flops(const model::Model& m, const ModelCost& c, int prompt) {
 }
 
 // Seconds per step of `steps` decode steps of `batch` sequences at `context` cached tokens.
-double time_decode(model::Model& m, int batch, int context, int steps) {
+double time_decode(model::Model& m, int batch, int context, int steps, bool whole_logits) {
     const int bt = m.config().block_tokens;
     const int per_seq = (context + steps + 2 + bt - 1) / bt;
     if (int64_t(per_seq) * batch > m.kv_blocks())
@@ -152,6 +155,7 @@ double time_decode(model::Model& m, int batch, int context, int steps) {
             plan.kv_slots.push_back(plan.block_tables[size_t(i * per_seq + pos / bt)] * bt + pos % bt);
         }
         plan.logit_rows = {{0, batch}};
+        plan.top_asks.assign(whole_logits ? 0 : size_t(batch), kernels::TopAsk{1, 0.0f});
     };
     for (int w = 0; w < 2; ++w) {  // warm-up: workspaces grow, kernels load
         fill(context + w);
@@ -160,7 +164,7 @@ double time_decode(model::Model& m, int batch, int context, int steps) {
     const auto t0 = Clock::now();
     for (int s = 0; s < steps; ++s) {
         fill(context + 2 + s);
-        m.step(plan);  // returns the logits on the host: the step is complete
+        m.step(plan);  // returns with the logits (or their reductions) on the host: the step is complete
     }
     return seconds_since(t0) / steps;
 }
@@ -183,7 +187,7 @@ double time_prefill(model::Model& m, int prompt) {
 
 int run_bench(int argc, char** argv) {
     auto names = model_option_names();
-    names.insert({"batch", "context", "prompt", "steps"});
+    names.insert({"batch", "context", "prompt", "steps", "logits"});
     const Args a("bench", argc, argv, names, {"json", "kernels", "sampler", "chain", "all-reduce"});
     if (a.help()) {
         std::printf("%s%s", kHelp, model_options_help());
@@ -276,9 +280,14 @@ int run_bench(int argc, char** argv) {
     if (a.flag("kernels")) {
         out["kernels"] = bench_kernels(*m, batches, context, bandwidth, json);
     }
+    const std::string logits_mode = a.str("logits", "greedy");
+    if (logits_mode != "greedy" && logits_mode != "whole")
+        throw std::runtime_error("--logits " + logits_mode + ": greedy or whole");
+    const bool whole_logits = logits_mode == "whole";
+    out["logits"] = logits_mode;
     out["decode"] = nlohmann::json::array();
     for (int64_t b : batches) {
-        const double step_s = time_decode(*m, int(b), context, steps);
+        const double step_s = time_decode(*m, int(b), context, steps, whole_logits);
         const DecodeBytes bytes = decode_bytes(*m, cost, int(b), context);
         nlohmann::ordered_json r;
         r["batch"] = b;

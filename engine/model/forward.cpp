@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/sample_draw.h"
 
 namespace niwa::model {
 
@@ -106,22 +110,62 @@ void RankForward::all_reduce(const Tensor& t) {
     ops_.upload(t.data, staging_.data(), n * sizeof(float));
 }
 
-void RankForward::run(const StepPlan& step, float* logits, int64_t ld) {
+void RankForward::run(const StepPlan& step, float* logits, int64_t ld, kernels::TopLogits* tops) {
     ops_.bind();  // ranks run on their own threads (Model::step)
     upload_step(step);
     const int64_t out = step.n_logit_rows();
+    if (!step.top_asks.empty() && (int64_t(step.top_asks.size()) != out || !tops))
+        throw std::logic_error("a step's top asks must be one per logit row, with room for their results");
     const int64_t first_chunk = std::min(logits_.rows, out);
+    logits_held_ = 0;
     if (!run_recorded(step, first_chunk)) issue(step, first_chunk);
     if (out == 0) return;
-    download_logits(first(logits_, first_chunk), logits, ld);
-    // A long prefill that wants every row's logits: the other chunks.
+    if (first_chunk == out) {  // one chunk: the asked rows reduced where they are, and kept there
+        reduce_logits(step, first(logits_, first_chunk), logits, ld, tops);
+        logits_held_ = first_chunk;
+        return;
+    }
+    // A long prefill that wants every row's logits, in chunks: each chunk's rows whole, since the
+    // next chunk overwrites them; the asked ones are reduced on the host.
     const Tensor xr = first(xr_, out);
-    for (int64_t r0 = first_chunk; r0 < out; r0 += logits_.rows) {
+    for (int64_t r0 = 0; r0 < out; r0 += logits_.rows) {
         const int64_t n = std::min(logits_.rows, out - r0);
         const Tensor lg = first(logits_, n);
-        ops_.matmul(w_.output, xr.rows_view(r0, n), lg);
+        if (r0 > 0) ops_.matmul(w_.output, xr.rows_view(r0, n), lg);
         download_logits(lg, logits + r0 * ld, ld);
     }
+    for (size_t r = 0; r < step.top_asks.size(); ++r)
+        if (step.top_asks[r].k > 0)
+            kernels::top_logits_row(logits + int64_t(r) * ld, logits_.cols, step.top_asks[r], tops[r]);
+}
+
+void RankForward::reduce_logits(const StepPlan& step, const Tensor& lg, float* dst, int64_t ld,
+                                kernels::TopLogits* tops) {
+    if (step.top_asks.empty()) return download_logits(lg, dst, ld);
+    const kernels::TopAsk* asks = step.top_asks.data();
+    bool any = false;
+    for (int64_t i = 0; i < lg.rows; ++i) any = any || asks[i].k > 0;
+    if (any) ops_.top_logits(lg, asks, tops);  // rows asking k 0 reduce to their maximum only
+    // The rows wanted whole, a run at a time.
+    for (int64_t a = 0; a < lg.rows;) {
+        if (asks[a].k > 0) {
+            ++a;
+            continue;
+        }
+        int64_t b = a;
+        while (b < lg.rows && asks[b].k == 0) ++b;
+        download_logits(lg.rows_view(a, b - a), dst + a * ld, ld);
+        a = b;
+    }
+}
+
+void RankForward::fetch_row(int64_t i, float* dst) {
+    if (logits_held_ == 0) return;  // the step brought every row back whole
+    if (i < 0 || i >= logits_held_)
+        throw std::logic_error("logit row " + std::to_string(i) + " is not among the last step's " +
+                               std::to_string(logits_held_));
+    ops_.bind();
+    download_logits(logits_.rows_view(i, 1), dst, logits_.cols);
 }
 
 void RankForward::download_logits(const Tensor& lg, float* dst, int64_t ld) {

@@ -26,6 +26,9 @@ struct StepPlan {
     std::vector<int32_t> kv_slots;      // [n_tokens] KV slot of each token
     std::vector<int32_t> block_tables;  // concatenated, SeqInfo::table_start indexes it
     std::vector<Range> logit_rows;      // runs of rows whose logits are wanted, in order
+    // Per logit row (or none: every row whole): an ask with k > 0 has the row reduced where it was
+    // computed (Ops::top_logits) instead of brought back whole; Model::top_logits holds the result.
+    std::vector<kernels::TopAsk> top_asks;
 
     int n_tokens() const { return int(tokens.size()); }
     int n_logit_rows() const;
@@ -45,7 +48,12 @@ public:
     // A step of at most kMaxRecordedTokens tokens on one rank whose layout (rows per sequence,
     // logit rows, the backend's launch key) was seen before is replayed from a recording of
     // its launches (CUDA graphs) instead of issuing every op again.
-    void run(const StepPlan& step, float* logits, int64_t ld);
+    // Rows with a top ask are reduced instead (tops[i], this rank's slice; ids within the slice),
+    // and their host rows left as they were, until fetch_row brings one.
+    void run(const StepPlan& step, float* logits, int64_t ld, kernels::TopLogits* tops = nullptr);
+    // Logit row i of the last step, this rank's slice, to dst (a row run() reduced; a step of
+    // several chunks brought every row back whole, and this does nothing).
+    void fetch_row(int64_t i, float* dst);
     static constexpr int kMaxRecordedTokens = 32;
     // Steps run from a recording so far (tests and stats).
     int64_t replayed_steps() const { return replayed_; }
@@ -55,6 +63,10 @@ private:
     void upload_step(const StepPlan& step);
     // The rows of a logits chunk to host rows ld floats apart.
     void download_logits(const kernels::Tensor& lg, float* dst, int64_t ld);
+    // A step's logit rows (one chunk): each reduced as step.top_asks says (into tops), or brought
+    // back whole.
+    void reduce_logits(const StepPlan& step, const kernels::Tensor& lg, float* dst, int64_t ld,
+                       kernels::TopLogits* tops);
     // Everything up to this rank's first logits chunk: embedding, layers, final norm, output
     // rotation, and the output matmul of rows [0, first_chunk).
     void issue(const StepPlan& step, int64_t first_chunk);
@@ -107,6 +119,7 @@ private:
     kernels::Tensor qkvz_, conv_, ab_, qkn_, go_, gr_;  // GDN
     kernels::Tensor fgu_, fh_;                          // FFN
     kernels::Tensor logits_;
+    int64_t logits_held_ = 0;  // rows of the last step's logits still in logits_ (fetch_row)
     // Step metadata in backend memory.
     int32_t* d_tokens_ = nullptr;
     int32_t* d_positions_ = nullptr;

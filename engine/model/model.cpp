@@ -9,6 +9,7 @@
 #include "engine/model/layout.h"
 #include "engine/runtime/log.h"
 #include "kernels/devices.h"
+#include "kernels/sample_draw.h"
 
 namespace niwa::model {
 
@@ -255,12 +256,55 @@ std::span<float> Model::step(const StepPlan& step) {
     // whole rows, one contiguous download), the others on threads of their own.
     float* full = logits_->data();
     const int64_t vocab = hp_.n_vocab;
-    const auto run = [&](Rank& r) { r.forward->run(step, full + r.plan.vocab.begin, vocab); };
+    const bool asked = !step.top_asks.empty();
+    if (asked && int(step.top_asks.size()) != rows)
+        throw std::logic_error("a step's top asks must be one per logit row");
+    rank_tops_.resize(ranks_.size());
+    for (auto& t : rank_tops_) t.resize(asked ? size_t(rows) : 0);
+    const auto run = [&](size_t r) {
+        Rank& rank = *ranks_[r];
+        rank.forward->run(step, full + rank.plan.vocab.begin, vocab, asked ? rank_tops_[r].data() : nullptr);
+    };
     std::vector<std::thread> threads;
-    for (size_t r = 1; r < ranks_.size(); ++r) threads.emplace_back([&, r] { run(*ranks_[r]); });
-    run(*ranks_[0]);
+    for (size_t r = 1; r < ranks_.size(); ++r) threads.emplace_back([&, r] { run(r); });
+    run(0);
     for (auto& t : threads) t.join();
+    last_rows_ = rows;
+    tops_.resize(asked ? size_t(rows) : 0);
+    if (asked) {
+        // Each rank reduced its slice of the vocabulary: one rank's is the row, several merge.
+        std::vector<kernels::TopLogits> parts(ranks_.size());
+        std::vector<int32_t> offsets(ranks_.size());
+        for (size_t r = 0; r < ranks_.size(); ++r) offsets[r] = int32_t(ranks_[r]->plan.vocab.begin);
+        for (int i = 0; i < rows; ++i) {
+            if (step.top_asks[size_t(i)].k <= 0) {
+                tops_[size_t(i)] = {};
+                continue;
+            }
+            if (ranks_.size() == 1) {
+                tops_[size_t(i)] = std::move(rank_tops_[0][size_t(i)]);
+                continue;
+            }
+            for (size_t r = 0; r < ranks_.size(); ++r) parts[r] = std::move(rank_tops_[r][size_t(i)]);
+            tops_[size_t(i)] =
+                kernels::merge_top_logits(parts, offsets, step.top_asks[size_t(i)].temperature);
+        }
+    }
     return {full, size_t(rows) * size_t(vocab)};
+}
+
+const kernels::TopLogits& Model::top_logits(int i) const {
+    if (i < 0 || size_t(i) >= tops_.size())
+        throw std::logic_error("logit row " + std::to_string(i) + " was not reduced in the last step");
+    return tops_[size_t(i)];
+}
+
+void Model::fetch_row(int i) {
+    if (i < 0 || i >= last_rows_)
+        throw std::logic_error("logit row " + std::to_string(i) + " is not among the last step's " +
+                               std::to_string(last_rows_));
+    float* row = logits_->data() + int64_t(i) * hp_.n_vocab;
+    for (auto& r : ranks_) r->forward->fetch_row(i, row + r->plan.vocab.begin);
 }
 
 // Page-locking memory is slow, so the buffer grows by doubling (a batch that ramps up one

@@ -73,7 +73,15 @@ public:
     // Runs one step on every rank; returns its logits [step.n_logit_rows(), n_vocab] in host
     // memory the model owns and reuses: valid until the next call of step(). The caller may
     // write into it (the sampler applies penalties in place).
+    // Rows with a top ask (StepPlan::top_asks) are reduced where they were computed instead:
+    // top_logits(i) holds row i's reduction, and its host row is left as it was until
+    // fetch_row(i) brings it.
     std::span<float> step(const StepPlan& step);
+    // The last step's reduction of logit row i (its ask's k > 0), over the whole vocabulary.
+    const kernels::TopLogits& top_logits(int i) const;
+    // Logit row i of the last step, whole, into the span step() returned (for a reduced row whose
+    // draw reaches below its candidates); valid until the next step.
+    void fetch_row(int i);
     // Steps rank 0 ran from a recording of their launches (ModelConfig::graphs).
     int64_t replayed_steps() const;
     // Zeroes a state slot before a new sequence uses it.
@@ -106,6 +114,10 @@ private:
     // into its columns. After ranks_: freed while rank 0's Ops, which allocated it, still lives.
     std::unique_ptr<HostLogits> logits_;
     int logit_rows_ = 0;
+    // The last step's reductions: each rank's slices, then the whole rows'.
+    std::vector<std::vector<kernels::TopLogits>> rank_tops_;
+    std::vector<kernels::TopLogits> tops_;
+    int last_rows_ = 0;
 };
 
 }  // namespace niwa::model

@@ -305,12 +305,32 @@ void Engine::Impl::run_step(const Step& s) {
     std::vector<TokenEvent> events;
     try {
         const auto t = std::chrono::steady_clock::now();
-        const std::span<float> logits = model_.step(plan_step(s, blocks_.block_tokens()));
+        model::StepPlan plan = plan_step(s, blocks_.block_tokens());
+        // The rows the sampler can draw from reduced on the device: no whole rows to bring back.
+        bool reduce = false;
+        for (const Request* r : sampled) {
+            plan.top_asks.push_back(Sampler::top_ask(*r));
+            reduce = reduce || plan.top_asks.back().k > 0;
+        }
+        if (!reduce) plan.top_asks.clear();
+        const std::span<float> logits = model_.step(plan);
         note_step_time(s.tokens(),
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
         ++counters_.steps_total;
         sched_.complete(s);
-        events = sampler_.sample(sampled, logits.data(), vocab_);
+        Sampler::Reduced reduced;
+        if (reduce) {
+            reduced.top = [&](size_t i) -> const kernels::TopLogits* {
+                if (plan.top_asks[i].k <= 0) return nullptr;
+                ++counters_.rows_reduced_total;
+                return &model_.top_logits(int(i));
+            };
+            reduced.fetch = [&](size_t i) {
+                ++counters_.rows_fetched_total;
+                model_.fetch_row(int(i));
+            };
+        }
+        events = sampler_.sample(sampled, logits.data(), vocab_, reduced);
     } catch (const std::exception& e) {
         // The step's state writes are suspect, so every request in it ends; others go on.
         log_->error("step {} failed: {}", s.index, e.what());

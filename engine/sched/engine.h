@@ -142,6 +142,10 @@ struct EngineStats {
     uint64_t generation_tokens_total = 0;
     uint64_t steps_total = 0;
     uint64_t requests_finished_total = 0;
+    // Sampled rows drawn from their reduction on the device (Model::top_logits), and of those
+    // the ones whose draw reached below it, so the whole row came back after all.
+    uint64_t rows_reduced_total = 0;
+    uint64_t rows_fetched_total = 0;
 };
 
 class Engine {

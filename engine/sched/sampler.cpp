@@ -8,6 +8,7 @@
 
 #include "engine/runtime/splitmix64.h"
 #include "engine/sched/json_constraint.h"
+#include "kernels/sample_draw.h"
 
 namespace niwa::sched {
 
@@ -148,20 +149,46 @@ int sampler_threads() {
 
 Sampler::Sampler() : ops_(kernels::make_cpu_ops(sampler_threads())) {}
 
-std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab) {
+namespace {
+
+kernels::SampleParams sample_params(const Request& r) {
+    kernels::SampleParams p;
+    p.temperature = r.sampling.temperature;
+    p.top_k = r.sampling.top_k;
+    p.top_p = r.sampling.top_p;
+    p.min_p = r.sampling.min_p;
+    return p;
+}
+
+}  // namespace
+
+kernels::TopAsk Sampler::top_ask(const Request& r) {
+    const SamplingParams& p = r.sampling;
+    if (r.constraint || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f || p.top_logprobs >= 0)
+        return {0, 0.0f};
+    return kernels::top_ask(sample_params(r));
+}
+
+std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab,
+                                        const Reduced& reduced) {
     const size_t n = reqs.size();
     std::vector<kernels::SampleParams> params(n);
+    std::vector<int32_t> ids(n, -1);
+    std::vector<size_t> whole;  // the rows drawn from on the host
     for (size_t i = 0; i < n; ++i) {
         const Request& r = *reqs[i];
-        apply_penalties(r, logits + int64_t(i) * vocab);
         kernels::SampleParams& p = params[i];
-        p.temperature = r.sampling.temperature;
-        p.top_k = r.sampling.top_k;
-        p.top_p = r.sampling.top_p;
-        p.min_p = r.sampling.min_p;
+        p = sample_params(r);
         p.uniform = runtime::SplitMix64::uniform24(runtime::SplitMix64::step(reqs[i]->rng));
+        if (const kernels::TopLogits* top = reduced.top ? reduced.top(i) : nullptr) {
+            ids[i] = kernels::draw_from_top(*top, p);
+            if (ids[i] >= 0) continue;
+            reduced.fetch(i);
+        }
+        apply_penalties(r, logits + int64_t(i) * vocab);
         // A constrained request is sampled below; the op's argmax of its row is not used.
         if (r.constraint) p.temperature = 0.0f;
+        whole.push_back(i);
     }
     kernels::Tensor t;
     t.data = logits;
@@ -169,8 +196,11 @@ std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float
     t.rows = int64_t(n);
     t.cols = vocab;
     t.ld = vocab;
-    std::vector<int32_t> ids(n);
-    ops_->sample(t, params.data(), ids.data());
+    if (whole.size() == n) {
+        ops_->sample(t, params.data(), ids.data());
+    } else {
+        for (size_t i : whole) ops_->sample(t.rows_view(int64_t(i), 1), &params[i], &ids[i]);
+    }
     std::vector<TokenEvent> out(n);
     for (size_t i = 0; i < n; ++i) {
         out[i].token = ids[i];

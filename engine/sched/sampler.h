@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,9 +28,20 @@ int sampler_threads();
 class Sampler {
 public:
     Sampler();
+    // What a request's next row may be reduced to on its device (StepPlan::top_asks), or k 0: the
+    // whole row is needed (penalties, a constraint, logprobs).
+    static kernels::TopAsk top_ask(const Request& r);
+    // Rows a step reduced on its device (Model::top_logits, Model::fetch_row).
+    struct Reduced {
+        std::function<const kernels::TopLogits*(size_t)> top;  // row i's reduction; null: whole
+        std::function<void(size_t)> fetch;                     // brings row i whole into the logits
+    };
     // One token per request; row i of `logits` ([reqs.size(), vocab], host) belongs to reqs[i]
-    // and is modified in place (penalties). Advances each request's RNG by one draw.
-    std::vector<TokenEvent> sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab);
+    // and is modified in place (penalties). A reduced row is drawn from its reduction, or fetched
+    // whole when the draw reaches below it: the same token either way. Advances each request's RNG
+    // by one draw.
+    std::vector<TokenEvent> sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab,
+                                   const Reduced& reduced = {});
 
 private:
     std::unique_ptr<kernels::Ops> ops_;

@@ -106,6 +106,12 @@ std::string Metrics::render(const std::string& model_name, const sched::EngineSt
     sample(out, "niwa:prompt_tokens_total", labels, double(e.prompt_tokens_total));
     family(out, "niwa:generation_tokens_total", "counter", "Tokens generated.");
     sample(out, "niwa:generation_tokens_total", labels, double(e.generation_tokens_total));
+    family(out, "niwa:sampled_rows_reduced_total", "counter",
+           "Sampled rows drawn from their reduction on the GPU instead of the whole row.");
+    sample(out, "niwa:sampled_rows_reduced_total", labels, double(e.rows_reduced_total));
+    family(out, "niwa:sampled_rows_fetched_total", "counter",
+           "Reduced rows whose draw reached below the reduction, so the whole row came back.");
+    sample(out, "niwa:sampled_rows_fetched_total", labels, double(e.rows_fetched_total));
 
     std::lock_guard lock(mu_);
     family(out, "niwa:request_success_total", "counter",

@@ -65,6 +65,8 @@ nlohmann::ordered_json stats_json(const StatsInfo& info, const sched::EngineStat
                  {"bytes", s.parked_bytes},
                  {"budget_bytes", s.park_budget_bytes},
                  {"parked_total", s.parked_total}};
+    j["sampling"] = {{"rows_reduced_total", s.rows_reduced_total},
+                     {"rows_fetched_total", s.rows_fetched_total}};
     j["throughput"] = {{"prompt_tokens_per_s", rates.prompt_per_s()},
                        {"generation_tokens_per_s", rates.generation_per_s()},
                        {"window_s", rates.window_s()}};

@@ -77,6 +77,7 @@ CudaOps::~CudaOps() {
     leave_group();
     for (Buffer& b : workspace_)
         if (b.p) cudaFree(b.p);
+    if (host_staging_.p) cudaFreeHost(host_staging_.p);
     if (blas_) cublasDestroy(blas_);
     if (stream_) cudaStreamDestroy(stream_);
 }
@@ -201,6 +202,19 @@ void CudaOps::free_host(void* p) {
     if (!p) return;
     NIWA_CUDA_CHECK(cudaSetDevice(device_));
     NIWA_CUDA_CHECK(cudaFreeHost(p));
+}
+
+void* CudaOps::host_staging(size_t bytes) {
+    if (host_staging_.bytes < bytes) {
+        if (host_staging_.p) {
+            NIWA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+            NIWA_CUDA_CHECK(cudaFreeHost(host_staging_.p));
+            host_staging_ = {};
+        }
+        NIWA_CUDA_CHECK(cudaMallocHost(&host_staging_.p, bytes));
+        host_staging_.bytes = bytes;
+    }
+    return host_staging_.p;
 }
 
 void* CudaOps::workspace(Workspace id, size_t bytes) {

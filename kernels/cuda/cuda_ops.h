@@ -211,6 +211,7 @@ public:
                               const Rotation& r, const Tensor& y) override;
 
     void sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) override;
+    void top_logits(const Tensor& logits, const TopAsk* asks, TopLogits* out) override;
 
     // device_group.cpp: NCCL over the GPUs of join_device_group's ranks, and for all-reduces
     // of at most its max_bytes the group's PeerExchange where it has one (peer_exchange.h).
@@ -238,6 +239,9 @@ public:
         Count
     };
     void* workspace(Workspace id, size_t bytes);
+    // Page-locked host memory of at least `bytes` that downloads of small results land in
+    // (top_logits' reductions), kept across calls.
+    void* host_staging(size_t bytes);
 
 private:
     // gated_delta_rule and, with raw, its fused form (gated_delta_rule.cu).
@@ -257,6 +261,7 @@ private:
     cudaStream_t stream_ = nullptr;
     cudaDeviceProp props_{};
     Buffer workspace_[static_cast<int>(Workspace::Count)];
+    Buffer host_staging_;
     mutable std::mutex mu_;
     std::unordered_map<void*, size_t> sizes_;                      // live allocations
     mutable std::unordered_map<const void*, size_t> static_smem_;  // static_smem's answers

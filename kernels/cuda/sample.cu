@@ -1,15 +1,15 @@
-// sample: one token per row of logits, the CPU oracle's semantics (kernels/cpu/sample.cpp).
-// The GPU reduces each row to what the choice needs and only that comes back: greedy rows to
-// their argmax (first index of the maximum); rows with 0 < top_k <= kMaxTopK to their top_k
-// candidates (an exact radix select on the logits' bits, ties at the threshold all kept), which
-// the host filters and draws from with the CPU's own rule (draw_token, kernels/sample_draw.h). Every filter
-// depends only on ratios of probabilities inside the top_k, so the rest of the vocabulary is not needed. Rows
-// without top_k fall back to the whole row on the host. This op returns host ids, so it waits for the GPU
-// like download().
+// top_logits and sample on the GPU. top_logits reduces each row of logits on the device to what a
+// draw needs (TopLogits: the k largest logits and every one tied with the k-th, the row's largest
+// logit, the rule's total mass at a temperature) and brings back only that. A row is cut into
+// segments, a block each, so a few rows still fill the GPU; the host merges a row's segments
+// (merge_top_logits) as it merges tensor-parallel ranks' vocabulary slices. sample is top_logits
+// and the rule on the host (draw_from_top, the CPU oracle's draw); a row whose draw reaches below
+// its candidates is brought back whole and drawn from as the CPU does. Either op returns host
+// results, so it waits for the GPU like download().
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "kernels/cuda/cuda_ops.h"
@@ -19,144 +19,236 @@ namespace niwa::kernels::cuda {
 
 namespace {
 
-constexpr int kMaxTopK = 1024;
-constexpr int kCap = 2048;  // candidates kept per row (top_k plus ties at the threshold)
-constexpr int kThreads = 1024;
-constexpr int kGreedy = -1;  // mode per row: greedy, 0 = the host does it, k > 0 = top k
+constexpr int kThreads = 512;
+constexpr int kMaxSegments = 16;
+constexpr int64_t kMinSegment = 4096;  // tokens: below it a segment's block is mostly start-up
+constexpr int kTieRoom = 32;           // candidate slots beyond k a segment keeps for ties at its k-th
+constexpr int kAsksByValue = 32;       // rows whose asks travel in the launch, not by an upload
 
-// An unsigned key with the order of the floats, every NaN the lowest (as the CPU ranks them).
-__device__ __forceinline__ uint32_t order_key(float f) {
-    const uint32_t u = __float_as_uint(f);
-    if (f != f) return 0;
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+struct InlineAsks {
+    TopAsk ask[kAsksByValue];
+};
+
+// The host's rank_key (sample_draw.cpp): an unsigned key with the logits' order, -0 and +0 one
+// key, every NaN 0.
+__device__ __forceinline__ uint32_t rank_key(float x) {
+    const int32_t bits = __float_as_int(x);
+    const int32_t magnitude = bits & 0x7fffffff, sign = bits >> 31;
+    const uint32_t key = 0x80000000u + static_cast<uint32_t>((magnitude ^ sign) - sign);
+    return magnitude <= 0x7f800000 ? key : 0u;
 }
 
-__device__ void argmax_row(const float* x, int64_t vocab, int32_t* out) {
-    __shared__ float best_v[32];
-    __shared__ int64_t best_i[32];
-    float v = -INFINITY;
-    int64_t bi = -1;
-    for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x) {
-        const float xi = x[i];  // a NaN is never taken: it ranks below every number
-        if (xi == xi && (bi < 0 || xi > v)) v = xi, bi = i;  // ascending i: the first maximum stays
-    }
-    for (int off = 16; off > 0; off >>= 1) {
-        const float ov = __shfl_xor_sync(0xffffffffu, v, off);
-        const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, off);
-        if (oi >= 0 && (bi < 0 || ov > v || (ov == v && oi < bi))) v = ov, bi = oi;
-    }
+// The float of a number's key (its inverse; +0 for the zeros' key).
+float key_float(uint32_t key) {
+    const uint32_t magnitude = key >= 0x80000000u ? key - 0x80000000u : 0x80000000u - key;
+    const uint32_t bits = key >= 0x80000000u ? magnitude : (magnitude | 0x80000000u);
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+// A segment's reduction; its candidates go to slots [blockIdx.x * cap, + cap).
+struct Part {
+    double mass;
+    float max_logit;
+    uint32_t threshold;  // every key >= it is a candidate (0: every token)
+    int count;           // candidates found (more than cap: the slots hold only some)
+};
+
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T* scratch) {
+    for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) best_v[warp] = v, best_i[warp] = bi;
+    __syncthreads();  // scratch's last use is over
+    if (lane == 0) scratch[warp] = v;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w)
-            if (best_i[w] >= 0 && (bi < 0 || best_v[w] > v || (best_v[w] == v && best_i[w] < bi)))
-                v = best_v[w], bi = best_i[w];
-        *out = static_cast<int32_t>(bi < 0 ? 0 : bi);
-    }
-}
-
-// Every logit >= the k-th largest: count and (value, id) pairs, the first kCap of them.
-__device__ void top_k_row(const float* x, int64_t vocab, int k, int* count, float* vals, int32_t* ids) {
-    __shared__ unsigned hist[256];
-    __shared__ uint32_t prefix, mask;
-    __shared__ int remaining, found;
-    if (threadIdx.x == 0) prefix = 0, mask = 0, remaining = k, found = 0;
-    for (int shift = 24; shift >= 0; shift -= 8) {
-        for (int b = threadIdx.x; b < 256; b += blockDim.x) hist[b] = 0;
-        __syncthreads();
-        const uint32_t p = prefix, m = mask;
-        for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x) {
-            const uint32_t key = order_key(x[i]);
-            if ((key & m) == p) atomicAdd(&hist[(key >> shift) & 255u], 1u);
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            int above = 0, b = 255;
-            for (; b > 0; --b) {
-                if (above + static_cast<int>(hist[b]) >= remaining) break;
-                above += static_cast<int>(hist[b]);
-            }
-            remaining -= above;
-            prefix |= static_cast<uint32_t>(b) << shift;
-            mask |= 255u << shift;
-        }
-        __syncthreads();
-    }
-    const uint32_t threshold = prefix;
-    for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x) {
-        const float v = x[i];
-        if (order_key(v) < threshold) continue;
-        const int slot = atomicAdd(&found, 1);
-        if (slot < kCap) vals[slot] = v, ids[slot] = static_cast<int32_t>(i);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) *count = found;
+    v = scratch[0];
+    for (int w = 1; w < kThreads / 32; ++w) v = op(v, scratch[w]);
+    return v;
 }
 
 __global__ void __launch_bounds__(kThreads)
-    sample_kernel(const float* logits, int64_t ld, int64_t vocab, const int* modes, int32_t* argmax,
-                  int* counts, float* vals, int32_t* ids) {
-    const int64_t r = blockIdx.x;
-    const float* x = logits + r * ld;
-    const int mode = modes[r];
-    if (mode == kGreedy) argmax_row(x, vocab, &argmax[r]);
-    if (mode > 0) top_k_row(x, vocab, mode, &counts[r], vals + r * kCap, ids + r * kCap);
+    top_logits_kernel(const float* logits, int64_t ld, int64_t vocab, int segments, const TopAsk* asks,
+                      InlineAsks inline_asks, Part* parts, float* vals, int32_t* ids, int cap) {
+    __shared__ float f_scratch[kThreads / 32];
+    __shared__ double d_scratch[kThreads / 32];
+    __shared__ unsigned hist[256];
+    __shared__ uint32_t prefix_s;
+    __shared__ int remaining_s, found;
+    const int64_t r = blockIdx.x / segments, s = blockIdx.x % segments;
+    const int64_t b = vocab * s / segments, n = vocab * (s + 1) / segments - b;
+    const float* x = logits + r * ld + b;
+    const TopAsk ask = asks ? asks[r] : inline_asks.ask[r];
+
+    float mx = -INFINITY;  // comparisons pass over NaN
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) mx = x[i] > mx ? x[i] : mx;
+    mx = block_reduce(
+        mx, [](float a, float c) { return a > c ? a : c; }, f_scratch);
+
+    double mass = 0.0;
+    if (ask.temperature > 0.0f && isfinite(mx)) {
+        const float scale = 1.4426950408889634f / ask.temperature;
+        for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+            const float t = (x[i] - mx) * scale;
+            mass += t > -126.0f ? exp2f(t) : 0.0f;  // NaN and -inf weigh 0, as on the host
+        }
+        mass = block_reduce(
+            mass, [](double a, double c) { return a + c; }, d_scratch);
+    }
+
+    // The k-th largest key: for k 1 the largest's (a number's: ties kept), else by radix, 8 bits a
+    // round from the top (the k largest and their ties kept), each round's bins scanned by a warp.
+    const int64_t k = ask.k;
+    uint32_t threshold = 0;
+    if (k == 1 && mx > -INFINITY) {
+        threshold = rank_key(mx);
+    } else if (k > 0 && k < n) {
+        if (threadIdx.x == 0) prefix_s = 0, remaining_s = int(k);
+        uint32_t mask = 0;
+        for (int shift = 24; shift >= 0; shift -= 8) {
+            for (int i = threadIdx.x; i < 256; i += kThreads) hist[i] = 0;
+            __syncthreads();
+            const uint32_t prefix = prefix_s;
+            for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+                const uint32_t key = rank_key(x[i]);
+                if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 255u], 1u);
+            }
+            __syncthreads();
+            if (threadIdx.x < 32) {
+                // The first bin from the top whose count, with those above it, reaches `remaining`
+                // (bin 0 if none does): lane l holds bins 255 - 8l down to 248 - 8l.
+                const int lane = int(threadIdx.x), rem = remaining_s;
+                int c[8], sum = 0;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) sum += c[j] = int(hist[255 - 8 * lane - j]);
+                int incl = sum;
+#pragma unroll
+                for (int off = 1; off < 32; off <<= 1) {
+                    const int t = __shfl_up_sync(0xffffffffu, incl, off);
+                    if (lane >= off) incl += t;
+                }
+                const unsigned reach = __ballot_sync(0xffffffffu, incl >= rem);
+                if (lane == (reach ? __ffs(reach) - 1 : 31)) {
+                    int above = incl - sum, bin = 255 - 8 * lane;
+                    for (int j = 0; j < 8; ++j, --bin) {
+                        if (above + c[j] >= rem || bin == 0) break;
+                        above += c[j];
+                    }
+                    remaining_s = rem - above;
+                    prefix_s |= uint32_t(bin) << shift;
+                }
+            }
+            mask |= 255u << shift;
+            __syncthreads();
+        }
+        threshold = prefix_s;
+    }
+    if (threadIdx.x == 0) found = 0;
+    __syncthreads();
+    if (k > 0) {
+        for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+            const float v = x[i];
+            if (rank_key(v) < threshold) continue;
+            const int slot = atomicAdd(&found, 1);
+            if (slot < cap) {
+                vals[int64_t(blockIdx.x) * cap + slot] = v;
+                ids[int64_t(blockIdx.x) * cap + slot] = int32_t(b + i);
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) parts[blockIdx.x] = Part{mass, mx, threshold, k > 0 ? found : 0};
+}
+
+// Segments a row is cut into: enough blocks for the GPU's SMs twice over, none shorter than
+// kMinSegment tokens.
+int segments_for(const CudaOps& ops, int64_t rows, int64_t vocab) {
+    const int64_t want = (2 * ops.props().multiProcessorCount + rows - 1) / rows;
+    return int(std::clamp<int64_t>(std::min<int64_t>(want, vocab / kMinSegment), 1, kMaxSegments));
 }
 
 }  // namespace
+
+void CudaOps::top_logits(const Tensor& logits, const TopAsk* asks, TopLogits* out) {
+    require_f32(logits, "top_logits", "logits");
+    const int64_t n = logits.rows, vocab = logits.cols;
+    if (n == 0) return;
+    int k_max = 1;
+    for (int64_t r = 0; r < n; ++r) {
+        require(asks[r].k >= 0 && asks[r].k <= kMaxTopAsk, "top_logits",
+                "k = " + std::to_string(asks[r].k) + " (a reduction keeps 0.." + std::to_string(kMaxTopAsk) +
+                    " candidates)");
+        k_max = std::max(k_max, asks[r].k);
+    }
+    const int segments = segments_for(*this, n, vocab);
+    const int cap = k_max + kTieRoom;
+    const int64_t blocks = n * segments;
+    // Workspace: asks[n] (past kAsksByValue rows) | parts[blocks] | vals[blocks][cap] | ids[blocks][cap].
+    const bool upload_asks = n > kAsksByValue;
+    const size_t ask_bytes = upload_asks ? (size_t(n) * sizeof(TopAsk) + 15) / 16 * 16 : 0;
+    const size_t part_bytes = size_t(blocks) * sizeof(Part);
+    const size_t cand_bytes = size_t(blocks) * size_t(cap) * sizeof(float);
+    auto* base = static_cast<char*>(workspace(Workspace::Sample, ask_bytes + part_bytes + 2 * cand_bytes));
+    auto* d_parts = reinterpret_cast<Part*>(base + ask_bytes);
+    auto* d_vals = reinterpret_cast<float*>(base + ask_bytes + part_bytes);
+    auto* d_ids = reinterpret_cast<int32_t*>(base + ask_bytes + part_bytes + cand_bytes);
+    InlineAsks inline_asks{};
+    TopAsk* d_asks = nullptr;
+    if (upload_asks) {
+        d_asks = reinterpret_cast<TopAsk*>(base);
+        upload(d_asks, asks, size_t(n) * sizeof(TopAsk));
+    } else {
+        std::copy(asks, asks + n, inline_asks.ask);
+    }
+    top_logits_kernel<<<unsigned(blocks), kThreads, 0, stream_>>>(logits.as<const float>(), logits.ld, vocab,
+                                                                  segments, d_asks, inline_asks, d_parts,
+                                                                  d_vals, d_ids, cap);
+    NIWA_CUDA_LAUNCHED("top_logits_kernel");
+    auto* host = static_cast<char*>(host_staging(part_bytes + 2 * cand_bytes));
+    download(host, d_parts, part_bytes + 2 * cand_bytes);
+    const auto* parts = reinterpret_cast<const Part*>(host);
+    const auto* vals = reinterpret_cast<const float*>(host + part_bytes);
+    const auto* ids = reinterpret_cast<const int32_t*>(host + part_bytes + cand_bytes);
+    std::vector<TopLogits> segs(static_cast<size_t>(segments));
+    const std::vector<int32_t> no_offsets(size_t(segments), 0);  // the kernel's ids are the row's
+    for (int64_t r = 0; r < n; ++r) {
+        for (int s = 0; s < segments; ++s) {
+            const int64_t blk = r * segments + s;
+            const Part& p = parts[blk];
+            TopLogits& t = segs[size_t(s)];
+            t.size = vocab * (s + 1) / segments - vocab * s / segments;
+            t.max_logit = p.max_logit;
+            t.mass = p.mass;
+            t.logits.clear();
+            t.ids.clear();
+            if (asks[r].k == 0 || p.count > cap) {
+                t.floor = INFINITY;  // none asked, or more ties than slots: none vouched for
+                continue;
+            }
+            t.floor = p.threshold == 0 ? -INFINITY : key_float(p.threshold);
+            t.logits.assign(vals + blk * cap, vals + blk * cap + p.count);
+            t.ids.assign(ids + blk * cap, ids + blk * cap + p.count);
+        }
+        out[r] = merge_top_logits(segs, no_offsets, asks[r].temperature);
+    }
+}
 
 void CudaOps::sample(const Tensor& logits, const SampleParams* params, int32_t* out_ids) {
     require_f32(logits, "sample", "logits");
     require(logits.cols > 0, "sample", "empty vocabulary");
     const int64_t n = logits.rows, vocab = logits.cols;
     if (n == 0) return;
-    std::vector<int> modes(static_cast<size_t>(n));
-    bool any_top_k = false;
-    for (int64_t r = 0; r < n; ++r) {
-        const SampleParams& sp = params[r];
-        const bool greedy = sp.temperature <= 0.0f || sp.top_k == 1;
-        const bool top_k = sp.top_k > 0 && sp.top_k <= kMaxTopK;
-        modes[r] = greedy ? kGreedy : top_k ? static_cast<int>(std::min<int64_t>(sp.top_k, vocab)) : 0;
-        any_top_k = any_top_k || (!greedy && top_k);
-    }
-    // Workspace: modes[n] | argmax[n] | counts[n] | vals[n][kCap] | ids[n][kCap].
-    const size_t small = static_cast<size_t>(n) * sizeof(int);
-    const size_t cand = static_cast<size_t>(n) * kCap * sizeof(float);
-    auto* base = static_cast<char*>(workspace(Workspace::Sample, 3 * small + 2 * cand));
-    auto* d_modes = reinterpret_cast<int*>(base);
-    auto* d_argmax = reinterpret_cast<int32_t*>(base + small);
-    auto* d_counts = reinterpret_cast<int*>(base + 2 * small);
-    auto* d_vals = reinterpret_cast<float*>(base + 3 * small);
-    auto* d_ids = reinterpret_cast<int32_t*>(base + 3 * small + cand);
-    upload(d_modes, modes.data(), small);
-    sample_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream_>>>(
-        logits.as<const float>(), logits.ld, vocab, d_modes, d_argmax, d_counts, d_vals, d_ids);
-    NIWA_CUDA_LAUNCHED("sample_kernel");
-
-    std::vector<char> host(3 * small + (any_top_k ? 2 * cand : 0));
-    download(host.data() + small, base + small, host.size() - small);
-    const auto* argmax = reinterpret_cast<const int32_t*>(host.data() + small);
-    const auto* counts = reinterpret_cast<const int*>(host.data() + 2 * small);
-    const auto* vals = reinterpret_cast<const float*>(host.data() + 3 * small);
-    const auto* ids = reinterpret_cast<const int32_t*>(host.data() + 3 * small + cand);
-    std::vector<std::pair<float, int32_t>> candidates;
+    std::vector<TopAsk> asks(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) asks[size_t(r)] = top_ask(params[r]);
+    std::vector<TopLogits> tops(static_cast<size_t>(n));
+    top_logits(logits, asks.data(), tops.data());
     std::vector<float> row;
     for (int64_t r = 0; r < n; ++r) {
-        if (modes[r] == kGreedy) {
-            out_ids[r] = argmax[r];
-            continue;
-        }
-        candidates.clear();
-        if (modes[r] > 0 && counts[r] <= kCap) {
-            for (int i = 0; i < counts[r]; ++i)
-                candidates.emplace_back(vals[r * kCap + i], ids[r * kCap + i]);
-        } else {
-            row.resize(static_cast<size_t>(vocab));
-            download(row.data(), logits.as<const float>() + r * logits.ld, row.size() * sizeof(float));
-            for (int64_t i = 0; i < vocab; ++i) candidates.emplace_back(row[i], static_cast<int32_t>(i));
-        }
-        out_ids[r] = draw_token(candidates, params[r]);
+        out_ids[r] = draw_from_top(tops[size_t(r)], params[r]);
+        if (out_ids[r] >= 0) continue;
+        row.resize(static_cast<size_t>(vocab));
+        download(row.data(), logits.as<const float>() + r * logits.ld, row.size() * sizeof(float));
+        out_ids[r] = sample_row(row.data(), vocab, params[r]);
     }
 }
 

@@ -389,6 +389,110 @@ private slots:
         }
         QCOMPARE(compared, 7 * 64);
     }
+    // A row reduced (top_logits_row on vocabulary slices, merged as ranks or segments are) draws
+    // what the CPU op draws from the whole row, or says it needs the row (-1): a peaked row never
+    // does under a filter, a flat row with a wide nucleus always does. The merged mass is the
+    // whole row's within rounding; the ops' default reduces as top_logits_row does.
+    void reducedRowsDrawAsTheRow() {
+        std::mt19937 rng(906);
+        auto ops = make_cpu_ops(2);
+        const int vocab = 40000;
+        std::normal_distribution<float> noise(0.0f, 2.0f);
+        std::uniform_int_distribution<int> token(0, vocab - 1);
+        std::uniform_real_distribution<float> unif(0.0f, 1.0f);
+        const std::vector<SampleParams> settings = {
+            {0.0f, 0, 1.0f, 0.0f, 0.0f},   {1.0f, 1, 1.0f, 0.0f, 0.0f},  {0.7f, 0, 0.9f, 0.0f, 0.0f},
+            {1.0f, 0, 1.0f, 0.0f, 0.0f},   {0.8f, 40, 1.0f, 0.0f, 0.0f}, {1.0f, 20, 0.95f, 0.0f, 0.0f},
+            {1.0f, 0, 1.0f, 0.05f, 0.0f},  {0.9f, 0, 0.8f, 0.02f, 0.0f}, {1.0f, 1024, 0.9f, 0.0f, 0.0f},
+            {1.0f, 2000, 0.9f, 0.0f, 0.0f}};
+        int reduced = 0, whole = 0;
+        for (const bool peaked : {true, false})
+            for (const int parts : {1, 2, 3}) {
+                std::vector<float> logits(vocab);
+                for (float& x : logits) x = noise(rng);
+                if (peaked)
+                    for (int j = 0; j < 16; ++j) logits[size_t(token(rng))] += 20.0f - 0.5f * j;
+                logits[size_t(token(rng))] = NAN;
+                for (const SampleParams& base : settings) {
+                    const TopAsk ask = top_ask(base);
+                    std::vector<TopLogits> slices(static_cast<size_t>(parts));
+                    std::vector<int32_t> offsets(static_cast<size_t>(parts));
+                    for (int i = 0; i < parts; ++i) {
+                        const int b = vocab * i / parts, e = vocab * (i + 1) / parts;
+                        offsets[size_t(i)] = b;
+                        top_logits_row(logits.data() + b, e - b, ask, slices[size_t(i)]);
+                    }
+                    const TopLogits top = merge_top_logits(slices, offsets, ask.temperature);
+                    QCOMPARE(top.size, int64_t(vocab));
+                    if (ask.temperature > 0.0f) {
+                        TopLogits one;
+                        top_logits_row(logits.data(), vocab, ask, one);
+                        QVERIFY(std::abs(top.mass - one.mass) <= 1e-6 * one.mass);
+                    }
+                    for (int j = 0; j < 24; ++j) {
+                        SampleParams sp = base;
+                        sp.uniform = j == 0 ? 0.0f : j == 1 ? 0.999999f : unif(rng);
+                        const int32_t want = draw_many(*ops, logits, sp, {sp.uniform})[0];
+                        const int32_t got = draw_from_top(top, sp);
+                        if (got < 0) {
+                            ++whole;
+                            // An unfiltered draw reaches the tail with its uniform (u near 1); a
+                            // top_k above the ask's needs its whole mass.
+                            const bool filtered = sp.top_k <= kMaxTopAsk &&
+                                                  (sp.top_k > 0 || sp.top_p < 1.0f || sp.min_p > 0.0f);
+                            const bool may_need_row = !peaked || !filtered;
+                            QVERIFY2(may_need_row, qPrintable(QString("peaked row, T %1 top_k %2 top_p %3 "
+                                                                      "min_p %4: the reduction fell short")
+                                                                  .arg(sp.temperature)
+                                                                  .arg(sp.top_k)
+                                                                  .arg(sp.top_p)
+                                                                  .arg(sp.min_p)));
+                            continue;
+                        }
+                        ++reduced;
+                        QVERIFY2(got == want,
+                                 qPrintable(QString("%1 parts, T %2 top_k %3 top_p %4 min_p %5 u %6: "
+                                                    "%7 vs %8")
+                                                .arg(parts)
+                                                .arg(sp.temperature)
+                                                .arg(sp.top_k)
+                                                .arg(sp.top_p)
+                                                .arg(sp.min_p)
+                                                .arg(sp.uniform)
+                                                .arg(got)
+                                                .arg(want)));
+                    }
+                }
+                // A flat row's nucleus at T 0.7, top_p 0.9 is thousands of tokens: never reduced.
+                if (!peaked) {
+                    const TopAsk ask = top_ask(settings[2]);
+                    TopLogits top;
+                    top_logits_row(logits.data(), vocab, ask, top);
+                    QCOMPARE(draw_from_top(top, settings[2]), -1);
+                }
+            }
+        qInfo("%d draws from reductions, %d needed the row", reduced, whole);
+        QVERIFY(reduced > 600 && whole > 50);
+
+        // The ops' default: the same reductions, row by row.
+        HostTensor t(3, 5000, 5003);
+        for (int64_t r = 0; r < 3; ++r)
+            for (int64_t i = 0; i < 5000; ++i) t.at(r, i) = noise(rng);
+        const TopAsk asks[3] = {{1, 0.0f}, {40, 0.8f}, {5000, 1.0f}};
+        TopLogits got[3];
+        ops->top_logits(t.t, asks, got);
+        for (int64_t r = 0; r < 3; ++r) {
+            TopLogits want;
+            top_logits_row(&t.at(r, 0), 5000, asks[r], want);
+            QCOMPARE(got[r].ids, want.ids);
+            QCOMPARE(got[r].logits, want.logits);
+            QCOMPARE(got[r].mass, want.mass);
+            QCOMPARE(got[r].floor, want.floor);
+        }
+        QCOMPARE(got[0].ids.size(), size_t(1));
+        QCOMPARE(got[1].ids.size(), size_t(40));
+        QCOMPARE(got[2].floor, -INFINITY);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestSample)

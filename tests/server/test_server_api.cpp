@@ -57,6 +57,8 @@ void check_stats(const nlohmann::json& s) {
     key_paths(design_stats(), "", want);
     // Added beside the design's keys (docs/API.md): host RAM of preempted requests' caches.
     want.insert({"park", "park.sequences", "park.bytes", "park.budget_bytes", "park.parked_total"});
+    // And the sampled rows drawn from their reduction on the device, and those fetched whole.
+    want.insert({"sampling", "sampling.rows_reduced_total", "sampling.rows_fetched_total"});
     key_paths(s, "", got);
     // The CPU backend lists no GPUs, so the GPU entry's keys cannot appear.
     std::erase_if(want, [](const std::string& k) { return k.rfind("gpus.[].", 0) == 0; });
@@ -143,6 +145,8 @@ private slots:
             {"niwa:num_parked_preemptions_total", "counter"},
             {"niwa:prompt_tokens_total", "counter"},
             {"niwa:generation_tokens_total", "counter"},
+            {"niwa:sampled_rows_reduced_total", "counter"},
+            {"niwa:sampled_rows_fetched_total", "counter"},
             {"niwa:request_success_total", "counter"},
             {"niwa:time_to_first_token_seconds", "histogram"},
             {"niwa:inter_token_latency_seconds", "histogram"},
@@ -154,6 +158,10 @@ private slots:
         // Earlier tests generated: the counters and histograms saw them.
         QVERIFY(values["niwa:generation_tokens_total" + label] > 0);
         QVERIFY(values["niwa:prompt_tokens_total" + label] > 0);
+        // The requests asked for no logprobs or penalties: their rows were drawn from reductions.
+        QVERIFY(values["niwa:sampled_rows_reduced_total" + label] > 0);
+        QVERIFY(values["niwa:sampled_rows_fetched_total" + label] <=
+                values["niwa:sampled_rows_reduced_total" + label]);
         QVERIFY(values["niwa:time_to_first_token_seconds_count" + label] > 0);
         QVERIFY(values["niwa:e2e_request_latency_seconds_count" + label] > 0);
         QVERIFY(values["niwa:inter_token_latency_seconds_count" + label] > 0);

@@ -1,14 +1,17 @@
 // Model::step returns a view of logits buffers the model keeps across steps: a step after
 // one with more rows, or fewer, sees exactly its own rows, equal to what a fresh model
 // computes for it — with one rank and with two (each downloading its vocabulary slice into
-// the shared rows).
+// the shared rows). Rows a step was asked to reduce come back as the whole rows' reductions.
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "engine/model/model.h"
+#include "kernels/sample_draw.h"
 #include "support/engine_process.h"
 #include "tests/engine/model/forward_test_util.h"
 
@@ -93,6 +96,59 @@ private slots:
                  "the reused buffer differs from a fresh model's");
         // The two steps' logits differ, so rows left over from the first would show.
         QVERIFY(!std::equal(first.begin(), first.begin() + int64_t(vocab), two.begin()));
+    }
+    void reduced_rows_are_the_whole_rows_data() {
+        QTest::addColumn<int>("tp");
+        QTest::newRow("tp 1") << 1;
+        QTest::newRow("tp 2") << 2;
+    }
+
+    // Rows with a top ask come back reduced (Model::top_logits, merged over the ranks' slices)
+    // from the rows a step without asks brings back whole, and whole again through fetch_row;
+    // a row asking k 0 comes back whole at once.
+    void reduced_rows_are_the_whole_rows() {
+        QFETCH(int, tp);
+        const model::StepPlan whole = first_tokens(0, 0, test::random_tokens(6, 5));
+        model::StepPlan asked = whole;
+        asked.top_asks = {{1, 0.0f}, {0, 0.0f}, {40, 0.8f}, {128, 1.0f}, {3, 0.7f}, {1, 1.3f}};
+        auto a = model::Model::open(tiny_, config(tp));
+        a->clear_slot(0);
+        const std::span<const float> w = a->step(whole);
+        const std::vector<float> want(w.begin(), w.end());
+        auto b = model::Model::open(tiny_, config(tp));
+        b->clear_slot(0);
+        const std::span<const float> got = b->step(asked);
+        const int64_t vocab = b->hparams().n_vocab;
+        const float* row1 = got.data() + vocab;
+        QVERIFY2(std::equal(row1, row1 + vocab, want.begin() + vocab), "the row asking k 0 is not whole");
+        for (int i = 0; i < 6; ++i) {
+            const kernels::TopAsk ask = asked.top_asks[size_t(i)];
+            if (ask.k == 0) continue;
+            const float* row = want.data() + int64_t(i) * vocab;
+            kernels::TopLogits one;
+            kernels::top_logits_row(row, vocab, ask, one);
+            const kernels::TopLogits& top = b->top_logits(i);
+            QCOMPARE(top.size, vocab);
+            QCOMPARE(top.max_logit, one.max_logit);
+            QVERIFY(std::abs(top.mass - one.mass) <= 1e-6 * one.mass);
+            // Every token the whole row's reduction holds, the merged one holds above its floor.
+            std::vector<int32_t> ids = top.ids;
+            std::sort(ids.begin(), ids.end());
+            for (int32_t id : one.ids) QVERIFY(std::binary_search(ids.begin(), ids.end(), id));
+            if (tp == 1) {
+                QCOMPARE(top.ids, one.ids);
+                QCOMPARE(top.floor, one.floor);
+            }
+            for (float u : {0.0f, 0.3f, 0.7f, 0.99f}) {
+                const kernels::SampleParams sp{ask.temperature, ask.k == 3 ? 3 : 0, 1.0f, 0.0f, u};
+                const int32_t t = kernels::draw_from_top(top, sp);
+                if (t >= 0) QCOMPARE(t, kernels::sample_row(row, vocab, sp));
+            }
+        }
+        b->fetch_row(2);
+        const float* row2 = got.data() + 2 * vocab;
+        QVERIFY2(std::equal(row2, row2 + vocab, want.begin() + 2 * vocab), "fetch_row brought another row");
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, b->fetch_row(6));
     }
 };
 

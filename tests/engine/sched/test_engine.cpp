@@ -15,6 +15,7 @@
 
 #include "engine/model/sequences.h"
 #include "engine/sched/engine.h"
+#include "kernels/sample_draw.h"
 #include "support/engine_process.h"
 
 using namespace niwa;
@@ -406,6 +407,59 @@ private slots:
             QVERIFY(e.logprob <= 0.0f && e.logprob > -50.0f);
             QVERIFY(e.top[1].second <= e.top[0].second && e.top[2].second <= e.top[1].second);
         }
+    }
+    // A request the sampler can draw from on the device (no penalties, constraint or logprobs)
+    // has its rows reduced there (Model::top_logits), and fetched whole only when its draw
+    // reaches below the reduction; asking for logprobs brings every row back whole. Either way
+    // a seeded request samples the same tokens, at every setting, greedy included.
+    void reduced_rows_sample_as_whole_rows() {
+        Engine engine(*model_, engine_config());
+        struct Setting {
+            float temperature, top_p, min_p;
+            int top_k;
+        };
+        const sched::EngineStats before = engine.stats();
+        int sampled = 0;
+        for (const Setting set :
+             {Setting{0.0f, 1.0f, 0.0f, 0}, Setting{1.0f, 0.95f, 0.0f, 50}, Setting{0.8f, 0.9f, 0.0f, 0},
+              Setting{1.0f, 1.0f, 0.0f, 0}, Setting{0.7f, 1.0f, 0.05f, 0}, Setting{0.5f, 0.5f, 0.0f, 0},
+              Setting{30.0f, 1.0f, 0.0f, 0}}) {
+            GenerateRequest g;
+            g.prompt = random_tokens(9, 95);
+            g.max_tokens = 12;
+            g.sampling.temperature = set.temperature;
+            g.sampling.top_p = set.top_p;
+            g.sampling.min_p = set.min_p;
+            g.sampling.top_k = set.top_k;
+            g.sampling.seed = 7;
+            // Side by side in the same steps, behind a greedy request: rows past the first are fetched too.
+            auto other = engine.submit(greedy(random_tokens(5, 96), 12));
+            auto reduced_stream = engine.submit(g);
+            g.sampling.top_logprobs = 0;  // every row whole
+            const Result whole = collect(*engine.submit(g));
+            const Result reduced = collect(*reduced_stream);
+            collect(*other);
+            sampled += 24;  // the request's rows and the greedy one's
+            QCOMPARE(reduced.tokens.size(), size_t(12));
+            QVERIFY2(reduced.tokens == whole.tokens,
+                     qPrintable(QString("T %1 top_p %2 min_p %3 top_k %4: the reduced rows sampled otherwise")
+                                    .arg(set.temperature)
+                                    .arg(set.top_p)
+                                    .arg(set.min_p)
+                                    .arg(set.top_k)));
+        }
+        QVERIFY(
+            wait_stats(engine, [&](const sched::EngineStats& s) { return s.requests_finished_total >= 12; }));
+        const sched::EngineStats after = engine.stats();
+        const uint64_t reduced = after.rows_reduced_total - before.rows_reduced_total;
+        const uint64_t fetched = after.rows_fetched_total - before.rows_fetched_total;
+        qInfo("%llu rows reduced, %llu of them fetched whole (vocabulary %lld)",
+              static_cast<unsigned long long>(reduced), static_cast<unsigned long long>(fetched),
+              static_cast<long long>(vocab_));
+        QCOMPARE(reduced, uint64_t(sampled));  // every row of the requests without logprobs
+        QVERIFY(fetched < reduced);            // greedy rows never are
+        // At T 30 the draw is nearly uniform: most land below the candidates, so rows come back.
+        QVERIFY(vocab_ > 4 * kernels::kDrawCandidates && fetched >= 6);
     }
 };
 
