@@ -30,6 +30,7 @@
 #include "engine/model/sequences.h"
 #include "engine/runtime/log.h"
 #include "kernels/devices.h"
+#include "kernels/sample_draw.h"
 
 namespace niwa::cli {
 
@@ -38,7 +39,7 @@ namespace {
 constexpr const char* kHelp =
     "usage: niwa-engine bench --model FILE [--backend cuda] [--batch 1,8,24] [--context N]\n"
     "                         [--prompt 512,8192] [--steps N] [--kernels] [--sampler] [--chain]\n"
-    "                         [--all-reduce] [--logits greedy|whole] [--json]\n"
+    "                         [--all-reduce] [--logits greedy|sampled|whole] [--json]\n"
     "                         [model options]\n"
     "Decode and prefill throughput of the whole forward against the hardware's limits: on CUDA,\n"
     "the copy bandwidth and bf16 GEMM rate measured first; each decode row's bandwidth bound (its\n"
@@ -48,8 +49,9 @@ constexpr const char* kHelp =
     "  --prompt LIST       prefill prompt lengths (default 512,8192; 0: no prefill)\n"
     "  --steps N           timed decode steps per batch size (default 32)\n"
     "  --logits MODE       a decode step's logits: greedy (default) reduced on the device to each\n"
-    "                      row's largest, as the server does for a greedy stream; whole: every row\n"
-    "                      brought back (the server's path for penalties, constraints, logprobs)\n"
+    "                      row's largest, as the server does for a greedy stream; sampled: to the\n"
+    "                      candidates and mass a stream at T 0.7, top_p 0.9 asks for; whole: every\n"
+    "                      row brought back (the server's path for penalties, constraints, logprobs)\n"
     "  --kernels           also time each decode kernel alone on the model's shapes (CUDA)\n"
     "  --sampler           time only the server's sampler on --batch rows of the model's vocabulary\n"
     "  --chain             time only a batch-1 step's matmuls at the model's shapes, as one persistent\n"
@@ -124,7 +126,7 @@ double prefill_flops(const model::Model& m, const ModelCost& c, int prompt) {
 }
 
 // Seconds per step of `steps` decode steps of `batch` sequences at `context` cached tokens.
-double time_decode(model::Model& m, int batch, int context, int steps, bool whole_logits) {
+double time_decode(model::Model& m, int batch, int context, int steps, const std::string& logits) {
     const int bt = m.config().block_tokens;
     const int per_seq = (context + steps + 2 + bt - 1) / bt;
     if (int64_t(per_seq) * batch > m.kv_blocks())
@@ -155,7 +157,10 @@ double time_decode(model::Model& m, int batch, int context, int steps, bool whol
             plan.kv_slots.push_back(plan.block_tables[size_t(i * per_seq + pos / bt)] * bt + pos % bt);
         }
         plan.logit_rows = {{0, batch}};
-        plan.top_asks.assign(whole_logits ? 0 : size_t(batch), kernels::TopAsk{1, 0.0f});
+        const kernels::TopAsk ask =
+            kernels::top_ask(logits == "sampled" ? kernels::SampleParams{0.7f, 0, 0.9f, 0.0f, 0.0f}
+                                                 : kernels::SampleParams{0.0f, 0, 1.0f, 0.0f, 0.0f});
+        plan.top_asks.assign(logits == "whole" ? 0 : size_t(batch), ask);
     };
     for (int w = 0; w < 2; ++w) {  // warm-up: workspaces grow, kernels load
         fill(context + w);
@@ -281,13 +286,12 @@ int run_bench(int argc, char** argv) {
         out["kernels"] = bench_kernels(*m, batches, context, bandwidth, json);
     }
     const std::string logits_mode = a.str("logits", "greedy");
-    if (logits_mode != "greedy" && logits_mode != "whole")
-        throw std::runtime_error("--logits " + logits_mode + ": greedy or whole");
-    const bool whole_logits = logits_mode == "whole";
+    if (logits_mode != "greedy" && logits_mode != "sampled" && logits_mode != "whole")
+        throw std::runtime_error("--logits " + logits_mode + ": greedy, sampled or whole");
     out["logits"] = logits_mode;
     out["decode"] = nlohmann::json::array();
     for (int64_t b : batches) {
-        const double step_s = time_decode(*m, int(b), context, steps, whole_logits);
+        const double step_s = time_decode(*m, int(b), context, steps, logits_mode);
         const DecodeBytes bytes = decode_bytes(*m, cost, int(b), context);
         nlohmann::ordered_json r;
         r["batch"] = b;

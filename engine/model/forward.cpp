@@ -159,13 +159,13 @@ void RankForward::reduce_logits(const StepPlan& step, const Tensor& lg, float* d
     }
 }
 
-void RankForward::fetch_row(int64_t i, float* dst) {
+void RankForward::fetch_rows(int64_t first, int64_t n, float* dst, int64_t ld) {
     if (logits_held_ == 0) return;  // the step brought every row back whole
-    if (i < 0 || i >= logits_held_)
-        throw std::logic_error("logit row " + std::to_string(i) + " is not among the last step's " +
-                               std::to_string(logits_held_));
+    if (first < 0 || n < 0 || first + n > logits_held_)
+        throw std::logic_error("logit rows [" + std::to_string(first) + ", " + std::to_string(first + n) +
+                               ") are not among the last step's " + std::to_string(logits_held_));
     ops_.bind();
-    download_logits(logits_.rows_view(i, 1), dst, logits_.cols);
+    download_logits(logits_.rows_view(first, n), dst, ld);
 }
 
 void RankForward::download_logits(const Tensor& lg, float* dst, int64_t ld) {

@@ -49,11 +49,12 @@ public:
     // logit rows, the backend's launch key) was seen before is replayed from a recording of
     // its launches (CUDA graphs) instead of issuing every op again.
     // Rows with a top ask are reduced instead (tops[i], this rank's slice; ids within the slice),
-    // and their host rows left as they were, until fetch_row brings one.
+    // and their host rows left as they were, until fetch_rows brings them.
     void run(const StepPlan& step, float* logits, int64_t ld, kernels::TopLogits* tops = nullptr);
-    // Logit row i of the last step, this rank's slice, to dst (a row run() reduced; a step of
-    // several chunks brought every row back whole, and this does nothing).
-    void fetch_row(int64_t i, float* dst);
+    // Logit rows [first, first + n) of the last step, this rank's slice, to host rows ld floats
+    // apart from dst, in one download (rows run() reduced; a step of several chunks brought every
+    // row back whole, and this does nothing).
+    void fetch_rows(int64_t first, int64_t n, float* dst, int64_t ld);
     static constexpr int kMaxRecordedTokens = 32;
     // Steps run from a recording so far (tests and stats).
     int64_t replayed_steps() const { return replayed_; }
@@ -119,7 +120,7 @@ private:
     kernels::Tensor qkvz_, conv_, ab_, qkn_, go_, gr_;  // GDN
     kernels::Tensor fgu_, fh_;                          // FFN
     kernels::Tensor logits_;
-    int64_t logits_held_ = 0;  // rows of the last step's logits still in logits_ (fetch_row)
+    int64_t logits_held_ = 0;  // rows of the last step's logits still in logits_ (fetch_rows)
     // Step metadata in backend memory.
     int32_t* d_tokens_ = nullptr;
     int32_t* d_positions_ = nullptr;

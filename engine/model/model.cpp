@@ -299,12 +299,12 @@ const kernels::TopLogits& Model::top_logits(int i) const {
     return tops_[size_t(i)];
 }
 
-void Model::fetch_row(int i) {
-    if (i < 0 || i >= last_rows_)
-        throw std::logic_error("logit row " + std::to_string(i) + " is not among the last step's " +
-                               std::to_string(last_rows_));
-    float* row = logits_->data() + int64_t(i) * hp_.n_vocab;
-    for (auto& r : ranks_) r->forward->fetch_row(i, row + r->plan.vocab.begin);
+void Model::fetch_rows(int first, int n) {
+    if (first < 0 || n < 0 || first + n > last_rows_)
+        throw std::logic_error("logit rows [" + std::to_string(first) + ", " + std::to_string(first + n) +
+                               ") are not among the last step's " + std::to_string(last_rows_));
+    float* rows = logits_->data() + int64_t(first) * hp_.n_vocab;
+    for (auto& r : ranks_) r->forward->fetch_rows(first, n, rows + r->plan.vocab.begin, hp_.n_vocab);
 }
 
 // Page-locking memory is slow, so the buffer grows by doubling (a batch that ramps up one

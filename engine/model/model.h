@@ -75,13 +75,14 @@ public:
     // write into it (the sampler applies penalties in place).
     // Rows with a top ask (StepPlan::top_asks) are reduced where they were computed instead:
     // top_logits(i) holds row i's reduction, and its host row is left as it was until
-    // fetch_row(i) brings it.
+    // fetch_rows brings it.
     std::span<float> step(const StepPlan& step);
     // The last step's reduction of logit row i (its ask's k > 0), over the whole vocabulary.
     const kernels::TopLogits& top_logits(int i) const;
-    // Logit row i of the last step, whole, into the span step() returned (for a reduced row whose
-    // draw reaches below its candidates); valid until the next step.
-    void fetch_row(int i);
+    // Logit rows [first, first + n) of the last step, whole, into the span step() returned (for
+    // reduced rows whose draws reach below their candidates), in one download a rank; valid until
+    // the next step.
+    void fetch_rows(int first, int n);
     // Steps rank 0 ran from a recording of their launches (ModelConfig::graphs).
     int64_t replayed_steps() const;
     // Zeroes a state slot before a new sequence uses it.

@@ -175,20 +175,27 @@ std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float
     std::vector<kernels::SampleParams> params(n);
     std::vector<int32_t> ids(n, -1);
     std::vector<size_t> whole;  // the rows drawn from on the host
+    size_t fetch_lo = n, fetch_hi = 0, fetched = 0;
     for (size_t i = 0; i < n; ++i) {
-        const Request& r = *reqs[i];
         kernels::SampleParams& p = params[i];
-        p = sample_params(r);
+        p = sample_params(*reqs[i]);
         p.uniform = runtime::SplitMix64::uniform24(runtime::SplitMix64::step(reqs[i]->rng));
         if (const kernels::TopLogits* top = reduced.top ? reduced.top(i) : nullptr) {
             ids[i] = kernels::draw_from_top(*top, p);
             if (ids[i] >= 0) continue;
-            reduced.fetch(i);
+            fetch_lo = std::min(fetch_lo, i);
+            fetch_hi = i + 1;
+            ++fetched;
         }
-        apply_penalties(r, logits + int64_t(i) * vocab);
-        // A constrained request is sampled below; the op's argmax of its row is not used.
-        if (r.constraint) p.temperature = 0.0f;
         whole.push_back(i);
+    }
+    // The rows whose draws reached below their reductions, in one fetch (the rows between them
+    // come back as they are), before any row is penalised.
+    if (fetched > 0) reduced.fetch(fetch_lo, fetch_hi - fetch_lo, fetched);
+    for (size_t i : whole) {
+        apply_penalties(*reqs[i], logits + int64_t(i) * vocab);
+        // A constrained request is sampled below; the op's argmax of its row is not used.
+        if (reqs[i]->constraint) params[i].temperature = 0.0f;
     }
     kernels::Tensor t;
     t.data = logits;

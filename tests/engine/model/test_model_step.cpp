@@ -104,7 +104,7 @@ private slots:
     }
 
     // Rows with a top ask come back reduced (Model::top_logits, merged over the ranks' slices)
-    // from the rows a step without asks brings back whole, and whole again through fetch_row;
+    // from the rows a step without asks brings back whole, and whole again through fetch_rows;
     // a row asking k 0 comes back whole at once.
     void reduced_rows_are_the_whole_rows() {
         QFETCH(int, tp);
@@ -145,10 +145,11 @@ private slots:
                 if (t >= 0) QCOMPARE(t, kernels::sample_row(row, vocab, sp));
             }
         }
-        b->fetch_row(2);
+        b->fetch_rows(2, 2);
         const float* row2 = got.data() + 2 * vocab;
-        QVERIFY2(std::equal(row2, row2 + vocab, want.begin() + 2 * vocab), "fetch_row brought another row");
-        QVERIFY_THROWS_EXCEPTION(std::logic_error, b->fetch_row(6));
+        QVERIFY2(std::equal(row2, row2 + 2 * vocab, want.begin() + 2 * vocab),
+                 "fetch_rows brought other rows");
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, b->fetch_rows(5, 2));
     }
 };
 

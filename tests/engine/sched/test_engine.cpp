@@ -461,6 +461,29 @@ private slots:
         // At T 30 the draw is nearly uniform: most land below the candidates, so rows come back.
         QVERIFY(vocab_ > 4 * kernels::kDrawCandidates && fetched >= 6);
     }
+    // Reduced rows whose draws reach below their reductions are fetched in one span, before any
+    // row is penalised: a penalised row between two such rows keeps its penalties.
+    void fetched_rows_leave_penalised_rows_alone() {
+        const auto prompt = random_tokens(10, 91);
+        const auto plain = alone(prompt, 12);
+        QVERIFY2(plain[1] != plain[0], "greedy repeats its first token anyway; choose another prompt");
+        Engine engine(*model_, engine_config());
+        GenerateRequest hot;  // nearly uniform: most draws land below the candidates
+        hot.prompt = random_tokens(6, 97);
+        hot.max_tokens = 12;
+        hot.sampling.temperature = 30.0f;
+        hot.sampling.seed = 1;
+        GenerateRequest repeat = greedy(prompt, 12);
+        repeat.sampling.frequency_penalty = -1000.0f;  // rewards repeating what it generated
+        auto a = engine.submit(hot);
+        auto penalised = engine.submit(repeat);
+        hot.sampling.seed = 2;
+        auto b = engine.submit(hot);
+        QCOMPARE(collect(*penalised).tokens, std::vector<int32_t>(12, plain[0]));
+        collect(*a);
+        collect(*b);
+        QVERIFY(engine.stats().rows_fetched_total > 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestEngine)
