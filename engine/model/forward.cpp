@@ -159,13 +159,15 @@ void RankForward::reduce_logits(const StepPlan& step, const Tensor& lg, float* d
     }
 }
 
-void RankForward::fetch_rows(int64_t first, int64_t n, float* dst, int64_t ld) {
+void RankForward::fetch_rows(const std::vector<int64_t>& rows, float* dst, int64_t ld) {
     if (logits_held_ == 0) return;  // the step brought every row back whole
-    if (first < 0 || n < 0 || first + n > logits_held_)
-        throw std::logic_error("logit rows [" + std::to_string(first) + ", " + std::to_string(first + n) +
-                               ") are not among the last step's " + std::to_string(logits_held_));
+    for (int64_t r : rows)
+        if (r < 0 || r >= logits_held_)
+            throw std::logic_error("logit row " + std::to_string(r) + " is not among the last step's " +
+                                   std::to_string(logits_held_));
     ops_.bind();
-    download_logits(logits_.rows_view(first, n), dst, ld);
+    ops_.download_rows_at(dst, size_t(ld) * sizeof(float), logits_.data, size_t(logits_.ld) * sizeof(float),
+                          size_t(logits_.cols) * sizeof(float), rows.data(), rows.size());
 }
 
 void RankForward::download_logits(const Tensor& lg, float* dst, int64_t ld) {

@@ -51,10 +51,10 @@ public:
     // Rows with a top ask are reduced instead (tops[i], this rank's slice; ids within the slice),
     // and their host rows left as they were, until fetch_rows brings them.
     void run(const StepPlan& step, float* logits, int64_t ld, kernels::TopLogits* tops = nullptr);
-    // Logit rows [first, first + n) of the last step, this rank's slice, to host rows ld floats
-    // apart from dst, in one download (rows run() reduced; a step of several chunks brought every
-    // row back whole, and this does nothing).
-    void fetch_rows(int64_t first, int64_t n, float* dst, int64_t ld);
+    // The last step's logit rows listed, this rank's slice, each to its host row (ld floats apart
+    // from dst; rows run() reduced; a step of several chunks brought every row back whole, and
+    // this does nothing).
+    void fetch_rows(const std::vector<int64_t>& rows, float* dst, int64_t ld);
     static constexpr int kMaxRecordedTokens = 32;
     // Steps run from a recording so far (tests and stats).
     int64_t replayed_steps() const { return replayed_; }

@@ -294,17 +294,17 @@ std::span<float> Model::step(const StepPlan& step) {
 }
 
 const kernels::TopLogits& Model::top_logits(int i) const {
-    if (i < 0 || size_t(i) >= tops_.size())
+    if (i < 0 || size_t(i) >= tops_.size() || tops_[size_t(i)].size == 0)  // a reduced row has a vocabulary
         throw std::logic_error("logit row " + std::to_string(i) + " was not reduced in the last step");
     return tops_[size_t(i)];
 }
 
-void Model::fetch_rows(int first, int n) {
-    if (first < 0 || n < 0 || first + n > last_rows_)
-        throw std::logic_error("logit rows [" + std::to_string(first) + ", " + std::to_string(first + n) +
-                               ") are not among the last step's " + std::to_string(last_rows_));
-    float* rows = logits_->data() + int64_t(first) * hp_.n_vocab;
-    for (auto& r : ranks_) r->forward->fetch_rows(first, n, rows + r->plan.vocab.begin, hp_.n_vocab);
+void Model::fetch_rows(const std::vector<int64_t>& rows) {
+    for (int64_t i : rows)
+        if (i < 0 || i >= last_rows_)
+            throw std::logic_error("logit row " + std::to_string(i) + " is not among the last step's " +
+                                   std::to_string(last_rows_));
+    for (auto& r : ranks_) r->forward->fetch_rows(rows, logits_->data() + r->plan.vocab.begin, hp_.n_vocab);
 }
 
 // Page-locking memory is slow, so the buffer grows by doubling (a batch that ramps up one

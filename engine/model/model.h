@@ -79,10 +79,9 @@ public:
     std::span<float> step(const StepPlan& step);
     // The last step's reduction of logit row i (its ask's k > 0), over the whole vocabulary.
     const kernels::TopLogits& top_logits(int i) const;
-    // Logit rows [first, first + n) of the last step, whole, into the span step() returned (for
-    // reduced rows whose draws reach below their candidates), in one download a rank; valid until
-    // the next step.
-    void fetch_rows(int first, int n);
+    // The last step's logit rows listed, whole, into the span step() returned (reduced rows whose
+    // draws reach below their candidates); valid until the next step.
+    void fetch_rows(const std::vector<int64_t>& rows);
     // Steps rank 0 ran from a recording of their launches (ModelConfig::graphs).
     int64_t replayed_steps() const;
     // Zeroes a state slot before a new sequence uses it.

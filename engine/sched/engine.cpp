@@ -325,9 +325,9 @@ void Engine::Impl::run_step(const Step& s) {
                 ++counters_.rows_reduced_total;
                 return &model_.top_logits(int(i));
             };
-            reduced.fetch = [&](size_t first, size_t n, size_t needed) {
-                counters_.rows_fetched_total += needed;
-                model_.fetch_rows(int(first), int(n));
+            reduced.fetch = [&](const std::vector<int64_t>& rows) {
+                counters_.rows_fetched_total += rows.size();
+                model_.fetch_rows(rows);
             };
         }
         events = sampler_.sample(sampled, logits.data(), vocab_, reduced);

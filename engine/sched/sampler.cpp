@@ -174,8 +174,8 @@ std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float
     const size_t n = reqs.size();
     std::vector<kernels::SampleParams> params(n);
     std::vector<int32_t> ids(n, -1);
-    std::vector<size_t> whole;  // the rows drawn from on the host
-    size_t fetch_lo = n, fetch_hi = 0, fetched = 0;
+    std::vector<size_t> whole;   // the rows drawn from on the host
+    std::vector<int64_t> fetch;  // reduced rows whose draws reached below their candidates
     for (size_t i = 0; i < n; ++i) {
         kernels::SampleParams& p = params[i];
         p = sample_params(*reqs[i]);
@@ -183,15 +183,12 @@ std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float
         if (const kernels::TopLogits* top = reduced.top ? reduced.top(i) : nullptr) {
             ids[i] = kernels::draw_from_top(*top, p);
             if (ids[i] >= 0) continue;
-            fetch_lo = std::min(fetch_lo, i);
-            fetch_hi = i + 1;
-            ++fetched;
+            fetch.push_back(int64_t(i));
         }
         whole.push_back(i);
     }
-    // The rows whose draws reached below their reductions, in one fetch (the rows between them
-    // come back as they are), before any row is penalised.
-    if (fetched > 0) reduced.fetch(fetch_lo, fetch_hi - fetch_lo, fetched);
+    // Those rows whole, in one fetch, before any row is penalised.
+    if (!fetch.empty()) reduced.fetch(fetch);
     for (size_t i : whole) {
         apply_penalties(*reqs[i], logits + int64_t(i) * vocab);
         // A constrained request is sampled below; the op's argmax of its row is not used.

@@ -33,14 +33,13 @@ public:
     static kernels::TopAsk top_ask(const Request& r);
     // Rows a step reduced on its device (Model::top_logits, Model::fetch_rows).
     struct Reduced {
-        std::function<const kernels::TopLogits*(size_t)> top;  // row i's reduction; null: whole
-        // Brings rows [first, first + n) whole, `needed` of which the draws reached below.
-        std::function<void(size_t first, size_t n, size_t needed)> fetch;
+        std::function<const kernels::TopLogits*(size_t)> top;    // row i's reduction; null: whole
+        std::function<void(const std::vector<int64_t>&)> fetch;  // brings the rows listed whole
     };
     // One token per request; row i of `logits` ([reqs.size(), vocab], host) belongs to reqs[i]
     // and is modified in place (penalties). A reduced row is drawn from its reduction, or fetched
-    // whole when the draw reaches below it (one fetch a step, over the span of such rows): the
-    // same token either way. Advances each request's RNG
+    // whole when the draw reaches below it (one fetch a step for all such rows): the same token
+    // either way. Advances each request's RNG
     // by one draw.
     std::vector<TokenEvent> sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab,
                                    const Reduced& reduced = {});

@@ -66,6 +66,31 @@ private slots:
                    uint32_t(row_bytes * 31 + rows));
     }
 
+    // download_rows_at: only the rows listed (in any order) land, each at its own row; the rows
+    // between keep the poison; a negative row is refused.
+    void listedRows() {
+        auto ops = make_cpu_ops(1);
+        const size_t row_bytes = 13, src_pitch = 17, dst_pitch = 29, rows = 6;
+        std::mt19937 rng(11);
+        std::vector<uint8_t> src(rows * src_pitch);
+        for (auto& x : src) x = uint8_t(rng());
+        void* d = ops->alloc(src.size());
+        ops->upload(d, src.data(), src.size());
+        std::vector<uint8_t> dst(rows * dst_pitch, 0xA5);
+        const std::vector<int64_t> listed = {4, 1, 5};
+        ops->download_rows_at(dst.data(), dst_pitch, d, src_pitch, row_bytes, listed.data(), listed.size());
+        for (size_t i = 0; i < dst.size(); ++i) {
+            const size_t r = i / dst_pitch, c = i % dst_pitch;
+            const bool in = c < row_bytes && (r == 1 || r == 4 || r == 5);
+            QCOMPARE(dst[i], in ? src[r * src_pitch + c] : uint8_t(0xA5));
+        }
+        const int64_t negative = -1;
+        QVERIFY_THROWS_EXCEPTION(
+            std::invalid_argument,
+            ops->download_rows_at(dst.data(), dst_pitch, d, src_pitch, row_bytes, &negative, 1));
+        ops->free(d);
+    }
+
     // Logits-sized rows: two ranks' vocabulary slices, each downloaded into its columns of the
     // full rows, make the full rows.
     void slicesMakeFullRows() {

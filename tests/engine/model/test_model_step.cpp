@@ -117,10 +117,11 @@ private slots:
         const std::vector<float> want(w.begin(), w.end());
         auto b = model::Model::open(tiny_, config(tp));
         b->clear_slot(0);
-        const std::span<const float> got = b->step(asked);
+        const std::span<float> got = b->step(asked);
         const int64_t vocab = b->hparams().n_vocab;
         const float* row1 = got.data() + vocab;
         QVERIFY2(std::equal(row1, row1 + vocab, want.begin() + vocab), "the row asking k 0 is not whole");
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, b->top_logits(1));  // not reduced
         for (int i = 0; i < 6; ++i) {
             const kernels::TopAsk ask = asked.top_asks[size_t(i)];
             if (ask.k == 0) continue;
@@ -145,11 +146,18 @@ private slots:
                 if (t >= 0) QCOMPARE(t, kernels::sample_row(row, vocab, sp));
             }
         }
-        b->fetch_rows(2, 2);
-        const float* row2 = got.data() + 2 * vocab;
-        QVERIFY2(std::equal(row2, row2 + 2 * vocab, want.begin() + 2 * vocab),
-                 "fetch_rows brought other rows");
-        QVERIFY_THROWS_EXCEPTION(std::logic_error, b->fetch_rows(5, 2));
+        // Rows 2 and 4 come back; row 3, between them, is left as it was.
+        float* row3 = got.data() + 3 * vocab;
+        std::fill(row3, row3 + vocab, -7.0f);
+        b->fetch_rows({4, 2});
+        for (int i : {2, 4}) {
+            const float* row = got.data() + i * vocab;
+            QVERIFY2(std::equal(row, row + vocab, want.begin() + i * vocab),
+                     "fetch_rows brought another row");
+        }
+        QVERIFY2(std::all_of(row3, row3 + vocab, [](float x) { return x == -7.0f; }),
+                 "a row not listed came back");
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, b->fetch_rows({6}));
     }
 };
 

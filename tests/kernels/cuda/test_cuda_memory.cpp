@@ -73,6 +73,32 @@ private slots:
         b.gpu->free(g);
     }
 
+    // download_rows_at against the CPU backend's: the rows listed, in any order, into
+    // page-locked memory; the rows between untouched.
+    void listedRowsDownload() {
+        Backends b;
+        std::mt19937 rng(3);
+        const size_t row_bytes = 993, src_pitch = 1000, dst_pitch = 4004, rows = 24;
+        std::vector<uint8_t> src(rows * src_pitch);
+        for (auto& x : src) x = static_cast<uint8_t>(rng());
+        const std::vector<int64_t> listed = {23, 0, 7, 8, 15};
+        const size_t n = rows * dst_pitch;
+        std::vector<uint8_t> want(n, 0xAB);
+        void* c = b.cpu->alloc(src.size());
+        b.cpu->upload(c, src.data(), src.size());
+        b.cpu->download_rows_at(want.data(), dst_pitch, c, src_pitch, row_bytes, listed.data(),
+                                listed.size());
+        b.cpu->free(c);
+        void* g = b.gpu->alloc(src.size());
+        b.gpu->upload(g, src.data(), src.size());
+        auto* pinned = static_cast<uint8_t*>(b.gpu->alloc_host(n));
+        std::memset(pinned, 0xAB, n);
+        b.gpu->download_rows_at(pinned, dst_pitch, g, src_pitch, row_bytes, listed.data(), listed.size());
+        QVERIFY(std::equal(want.begin(), want.end(), pinned));  // the rows not listed: 0xAB in both
+        b.gpu->free_host(pinned);
+        b.gpu->free(g);
+    }
+
     void reportsWhatToDo() {
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, make_cuda_ops(4096, Precision::Fp32));
         auto gpu = make_cuda_ops(0, Precision::Mixed);
