@@ -214,6 +214,9 @@ int run_bench(int argc, char** argv) {
         throw UsageError("--all-reduce times --tp ranks: give --tp 2 or more");
     if (a.flag("kernels") && a.str("backend", "cpu") != "cuda")
         throw UsageError("--kernels needs --backend cuda");
+    const std::string logits_mode = a.str("logits", "greedy");
+    if (logits_mode != "greedy" && logits_mode != "sampled" && logits_mode != "whole")
+        throw UsageError("--logits " + logits_mode + ": greedy, sampled or whole");
 
     if (a.flag("sampler")) {
         // Only the vocabulary is needed: the model is not loaded.
@@ -285,9 +288,6 @@ int run_bench(int argc, char** argv) {
     if (a.flag("kernels")) {
         out["kernels"] = bench_kernels(*m, batches, context, bandwidth, json);
     }
-    const std::string logits_mode = a.str("logits", "greedy");
-    if (logits_mode != "greedy" && logits_mode != "sampled" && logits_mode != "whole")
-        throw std::runtime_error("--logits " + logits_mode + ": greedy, sampled or whole");
     out["logits"] = logits_mode;
     out["decode"] = nlohmann::json::array();
     for (int64_t b : batches) {

@@ -139,6 +139,17 @@ int32_t constrained_sample(Request& r, const float* row, int64_t vocab, float un
 
 }  // namespace
 
+void sample_listed_rows(kernels::Ops& ops, const kernels::Tensor& logits, const std::vector<size_t>& rows,
+                        const kernels::SampleParams* params, int32_t* ids) {
+    for (size_t a = 0; a < rows.size();) {
+        size_t b = a + 1;
+        while (b < rows.size() && rows[b] == rows[b - 1] + 1) ++b;
+        const size_t first = rows[a];
+        ops.sample(logits.rows_view(int64_t(first), int64_t(b - a)), params + first, ids + first);
+        a = b;
+    }
+}
+
 uint64_t initial_rng(const SamplingParams& p, uint64_t request_id) {
     return p.seed ? *p.seed : request_id * 0xD1B54A32D192ED03ull;
 }
@@ -200,11 +211,7 @@ std::vector<TokenEvent> Sampler::sample(const std::vector<Request*>& reqs, float
     t.rows = int64_t(n);
     t.cols = vocab;
     t.ld = vocab;
-    if (whole.size() == n) {
-        ops_->sample(t, params.data(), ids.data());
-    } else {
-        for (size_t i : whole) ops_->sample(t.rows_view(int64_t(i), 1), &params[i], &ids[i]);
-    }
+    sample_listed_rows(*ops_, t, whole, params.data(), ids.data());
     std::vector<TokenEvent> out(n);
     for (size_t i = 0; i < n; ++i) {
         out[i].token = ids[i];

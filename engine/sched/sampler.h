@@ -18,6 +18,12 @@
 
 namespace niwa::sched {
 
+// The sample op on the rows listed (ascending) of logits, params[i] and ids[i] row i's: a run of
+// consecutive rows a call, which spreads its rows over the op's threads (a row each; a flat row's
+// deep sort needs a thread of its own), a lone row splitting its pass instead.
+void sample_listed_rows(kernels::Ops& ops, const kernels::Tensor& logits, const std::vector<size_t>& rows,
+                        const kernels::SampleParams* params, int32_t* ids);
+
 // The RNG state a request starts from.
 uint64_t initial_rng(const SamplingParams& p, uint64_t request_id);
 

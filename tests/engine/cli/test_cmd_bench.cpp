@@ -45,7 +45,8 @@ private slots:
         QCOMPARE(o["backend"].toString(), QString("cpu"));
         QCOMPARE(o["model"].toString(), model_);
         QVERIFY(o["kv_pool_tokens"].toInteger() > 0);
-        QVERIFY(!o.contains("copy_bandwidth_gb_s"));  // measured on CUDA only
+        QVERIFY(!o.contains("copy_bandwidth_gb_s"));          // measured on CUDA only
+        QCOMPARE(o["logits"].toString(), QString("greedy"));  // each row reduced, as the server does
 
         const QJsonArray decode = o["decode"].toArray();
         QCOMPARE(decode.size(), 2);
@@ -94,6 +95,28 @@ private slots:
                  "twice the prompt, not more than twice the FLOPs");
     }
 
+    // The sampler alone on the model's vocabulary: each setting's step on whole rows and from the
+    // rows' reductions, and the share of rows whose draws needed the whole row after all (none for
+    // greedy rows, none for a peaked row's nucleus; some for a flat row's unfiltered draw).
+    void samplerAsJson() {
+        const auto r = test::run_engine({"bench", "--model", model_, "--sampler", "--batch", "3", "--json"});
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        const QJsonArray rows = parse(r.out)["sample"].toArray();
+        QCOMPARE(rows.size(), 8);  // two shapes of row, four settings
+        for (const QJsonValue& v : rows) {
+            const QJsonObject s = v.toObject();
+            const QString what = s["rows"].toString() + " " + s["params"].toString();
+            QVERIFY2(s["step_ms"].toDouble() > 0 && s["reduced_step_ms"].toDouble() > 0, qPrintable(what));
+            const double whole = s["reduced_rows_drawn_whole"].toDouble();
+            QVERIFY2(whole >= 0 && whole <= 1, qPrintable(what));
+            if (s["params"].toString() == "greedy" ||
+                (s["rows"].toString() == "peaked" && s["params"].toString() == "T0.7 top_p0.9"))
+                QVERIFY2(whole == 0, qPrintable(what));
+            if (s["rows"].toString() == "flat" && s["params"].toString() == "T1.0")
+                QVERIFY2(whole > 0, qPrintable(what));
+        }
+    }
+
     void printsATableWithoutJson() {
         const auto r = test::run_engine(
             {"bench", "--model", model_, "--batch", "2", "--context", "5", "--prompt", "4", "--steps", "2"});
@@ -120,6 +143,7 @@ private slots:
             {{"--kernels"}, 2, "--kernels needs --backend cuda"},
             {{"--all-reduce", "--tp", "1"}, 2, "--tp 2 or more"},
             {{"--backend", "tpu"}, 2, "--backend must be cpu or cuda"},
+            {{"--logits", "all"}, 2, "--logits all: greedy, sampled or whole"},
             {{"--bogus", "1"}, 2, "--bogus"},
         };
         for (const Bad& b : bad) {
