@@ -243,7 +243,8 @@ public:
     virtual void download_rows(void* host_dst, size_t dst_pitch, const void* src, size_t src_pitch,
                                size_t row_bytes, size_t rows);
     // The same for only the rows indexed by rows[0, n): row rows[i] of src to row rows[i] of
-    // host_dst; rows not listed are not written. The default downloads each in turn.
+    // host_dst; rows not listed are not written. The default takes a run of consecutive rows a
+    // download_rows.
     virtual void download_rows_at(void* host_dst, size_t dst_pitch, const void* src, size_t src_pitch,
                                   size_t row_bytes, const int64_t* rows, size_t n);
     virtual void copy(void* dst, const void* src, size_t bytes) = 0;

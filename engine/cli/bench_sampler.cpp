@@ -104,9 +104,8 @@ nlohmann::ordered_json bench_sampler(int64_t vocab, const std::vector<int64_t>& 
                                {"reduced_rows_drawn_whole", whole_share}});
                 if (!json)
                     std::printf(
-                        "sample  %-6s batch %4lld  vocab %7lld  %-14s %9.2f ms/step  from reductions %8.3f "
-                        "ms "
-                        "(%3.0f%% of rows whole)\n",
+                        "sample  %-6s batch %4lld  vocab %7lld  %-14s %9.2f ms/step  "
+                        "from reductions %8.3f ms (%3.0f%% of rows whole)\n",
                         shape, static_cast<long long>(b), static_cast<long long>(vocab), set.name, step_ms,
                         reduced_ms, 100.0 * whole_share);
             }

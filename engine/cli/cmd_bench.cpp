@@ -135,6 +135,10 @@ double time_decode(model::Model& m, int batch, int context, int steps, const std
                                  " needs " + std::to_string(int64_t(per_seq) * batch));
     std::mt19937 rng(7);
     model::StepPlan plan;
+    const kernels::TopAsk ask =
+        kernels::top_ask(logits == "sampled" ? kernels::SampleParams{0.7f, 0, 0.9f, 0.0f, 0.0f}
+                                             : kernels::SampleParams{0.0f, 0, 1.0f, 0.0f, 0.0f});
+    plan.top_asks.assign(logits == "whole" ? 0 : size_t(batch), ask);
     for (int i = 0; i < batch; ++i) {
         m.clear_slot(i);
         for (int b = 0; b < per_seq; ++b) plan.block_tables.push_back(i * per_seq + b);
@@ -157,10 +161,6 @@ double time_decode(model::Model& m, int batch, int context, int steps, const std
             plan.kv_slots.push_back(plan.block_tables[size_t(i * per_seq + pos / bt)] * bt + pos % bt);
         }
         plan.logit_rows = {{0, batch}};
-        const kernels::TopAsk ask =
-            kernels::top_ask(logits == "sampled" ? kernels::SampleParams{0.7f, 0, 0.9f, 0.0f, 0.0f}
-                                                 : kernels::SampleParams{0.0f, 0, 1.0f, 0.0f, 0.0f});
-        plan.top_asks.assign(logits == "whole" ? 0 : size_t(batch), ask);
     };
     for (int w = 0; w < 2; ++w) {  // warm-up: workspaces grow, kernels load
         fill(context + w);

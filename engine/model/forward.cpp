@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
 #include "kernels/sample_draw.h"
 
@@ -113,9 +111,7 @@ void RankForward::all_reduce(const Tensor& t) {
 void RankForward::run(const StepPlan& step, float* logits, int64_t ld, kernels::TopLogits* tops) {
     ops_.bind();  // ranks run on their own threads (Model::step)
     upload_step(step);
-    const int64_t out = step.n_logit_rows();
-    if (!step.top_asks.empty() && (int64_t(step.top_asks.size()) != out || !tops))
-        throw std::logic_error("a step's top asks must be one per logit row, with room for their results");
+    const int64_t out = step.n_logit_rows();  // Model::step checks top_asks against it
     const int64_t first_chunk = std::min(logits_.rows, out);
     logits_held_ = 0;
     if (!run_recorded(step, first_chunk)) issue(step, first_chunk);
@@ -146,33 +142,27 @@ void RankForward::reduce_logits(const StepPlan& step, const Tensor& lg, float* d
     bool any = false;
     for (int64_t i = 0; i < lg.rows; ++i) any = any || asks[i].k > 0;
     if (any) ops_.top_logits(lg, asks, tops);  // rows asking k 0 reduce to their maximum only
-    // The rows wanted whole, a run at a time.
-    for (int64_t a = 0; a < lg.rows;) {
-        if (asks[a].k > 0) {
-            ++a;
-            continue;
-        }
-        int64_t b = a;
-        while (b < lg.rows && asks[b].k == 0) ++b;
-        download_logits(lg.rows_view(a, b - a), dst + a * ld, ld);
-        a = b;
-    }
+    std::vector<int64_t> whole;                // the rows wanted whole
+    for (int64_t i = 0; i < lg.rows; ++i)
+        if (asks[i].k <= 0) whole.push_back(i);
+    download_rows_at(lg, whole, dst, ld);
 }
 
 void RankForward::fetch_rows(const std::vector<int64_t>& rows, float* dst, int64_t ld) {
     if (logits_held_ == 0) return;  // the step brought every row back whole
-    for (int64_t r : rows)
-        if (r < 0 || r >= logits_held_)
-            throw std::logic_error("logit row " + std::to_string(r) + " is not among the last step's " +
-                                   std::to_string(logits_held_));
     ops_.bind();
-    ops_.download_rows_at(dst, size_t(ld) * sizeof(float), logits_.data, size_t(logits_.ld) * sizeof(float),
-                          size_t(logits_.cols) * sizeof(float), rows.data(), rows.size());
+    download_rows_at(logits_, rows, dst, ld);
 }
 
 void RankForward::download_logits(const Tensor& lg, float* dst, int64_t ld) {
     ops_.download_rows(dst, size_t(ld) * sizeof(float), lg.data, size_t(lg.ld) * sizeof(float),
                        size_t(lg.cols) * sizeof(float), size_t(lg.rows));
+}
+
+void RankForward::download_rows_at(const Tensor& lg, const std::vector<int64_t>& rows, float* dst,
+                                   int64_t ld) {
+    ops_.download_rows_at(dst, size_t(ld) * sizeof(float), lg.data, size_t(lg.ld) * sizeof(float),
+                          size_t(lg.cols) * sizeof(float), rows.data(), rows.size());
 }
 
 bool RankForward::run_recorded(const StepPlan& step, int64_t first_chunk) {

@@ -49,7 +49,8 @@ public:
     // logit rows, the backend's launch key) was seen before is replayed from a recording of
     // its launches (CUDA graphs) instead of issuing every op again.
     // Rows with a top ask are reduced instead (tops[i], this rank's slice; ids within the slice),
-    // and their host rows left as they were, until fetch_rows brings them.
+    // and their host rows left as they were, until fetch_rows brings them. The caller (Model::step)
+    // checks that the asks are one per logit row, and fetch_rows' rows against them.
     void run(const StepPlan& step, float* logits, int64_t ld, kernels::TopLogits* tops = nullptr);
     // The last step's logit rows listed, this rank's slice, each to its host row (ld floats apart
     // from dst; rows run() reduced; a step of several chunks brought every row back whole, and
@@ -62,8 +63,10 @@ public:
 private:
     kernels::Tensor buf(int64_t cols, int64_t rows = 0);
     void upload_step(const StepPlan& step);
-    // The rows of a logits chunk to host rows ld floats apart.
+    // The rows of a logits chunk to host rows ld floats apart; or only the rows listed.
     void download_logits(const kernels::Tensor& lg, float* dst, int64_t ld);
+    void download_rows_at(const kernels::Tensor& lg, const std::vector<int64_t>& rows, float* dst,
+                          int64_t ld);
     // A step's logit rows (one chunk): each reduced as step.top_asks says (into tops), or brought
     // back whole.
     void reduce_logits(const StepPlan& step, const kernels::Tensor& lg, float* dst, int64_t ld,

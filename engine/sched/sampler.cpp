@@ -8,6 +8,7 @@
 
 #include "engine/runtime/splitmix64.h"
 #include "engine/sched/json_constraint.h"
+#include "kernels/row_runs.h"
 #include "kernels/sample_draw.h"
 
 namespace niwa::sched {
@@ -141,13 +142,9 @@ int32_t constrained_sample(Request& r, const float* row, int64_t vocab, float un
 
 void sample_listed_rows(kernels::Ops& ops, const kernels::Tensor& logits, const std::vector<size_t>& rows,
                         const kernels::SampleParams* params, int32_t* ids) {
-    for (size_t a = 0; a < rows.size();) {
-        size_t b = a + 1;
-        while (b < rows.size() && rows[b] == rows[b - 1] + 1) ++b;
-        const size_t first = rows[a];
-        ops.sample(logits.rows_view(int64_t(first), int64_t(b - a)), params + first, ids + first);
-        a = b;
-    }
+    kernels::for_each_run(rows.data(), rows.size(), [&](size_t first, size_t count) {
+        ops.sample(logits.rows_view(int64_t(first), int64_t(count)), params + first, ids + first);
+    });
 }
 
 uint64_t initial_rng(const SamplingParams& p, uint64_t request_id) {

@@ -18,9 +18,9 @@
 
 namespace niwa::sched {
 
-// The sample op on the rows listed (ascending) of logits, params[i] and ids[i] row i's: a run of
-// consecutive rows a call, which spreads its rows over the op's threads (a row each; a flat row's
-// deep sort needs a thread of its own), a lone row splitting its pass instead.
+// The sample op on the rows listed of logits, params[i] and ids[i] row i's: a run of
+// consecutive rows a call (kernels::for_each_run), which spreads its rows over the op's threads (a row each;
+// a flat row's deep sort needs a thread of its own), a lone row splitting its pass instead.
 void sample_listed_rows(kernels::Ops& ops, const kernels::Tensor& logits, const std::vector<size_t>& rows,
                         const kernels::SampleParams* params, int32_t* ids);
 
@@ -45,8 +45,7 @@ public:
     // One token per request; row i of `logits` ([reqs.size(), vocab], host) belongs to reqs[i]
     // and is modified in place (penalties). A reduced row is drawn from its reduction, or fetched
     // whole when the draw reaches below it (one fetch a step for all such rows): the same token
-    // either way. Advances each request's RNG
-    // by one draw.
+    // either way. Advances each request's RNG by one draw.
     std::vector<TokenEvent> sample(const std::vector<Request*>& reqs, float* logits, int64_t vocab,
                                    const Reduced& reduced = {});
 
