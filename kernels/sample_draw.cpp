@@ -17,6 +17,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/rank_key.h"
+
 namespace niwa::kernels {
 
 namespace {
@@ -189,18 +191,6 @@ void gather(const Candidates& cand, const float* w, const float* block_maxima, f
         for (int64_t i = b; i < std::min(cand.size, b + kBlock); ++i)
             if (w[i] >= least) p.emplace_back(w[i], cand.ids ? cand.ids[i] : static_cast<int32_t>(i));
     }
-}
-
-// top_k ranks logits by an unsigned key with their order: key(a) > key(b) exactly when a > b,
-// -0 and +0 the same key, every NaN the lowest (below -inf). It is 2^31 plus or minus the
-// magnitude's bits, in integer operations only: the passes that take it branch on no data.
-uint32_t rank_key(float x) {
-    int32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    const int32_t magnitude = bits & 0x7fffffff, sign = bits >> 31;
-    const uint32_t key = 0x80000000u + static_cast<uint32_t>((magnitude ^ sign) - sign);
-    const uint32_t number = magnitude <= 0x7f800000 ? ~0u : 0u;  // a mask, not a branch
-    return key & number;
 }
 
 // top_k's one full pass over a row takes the largest key of each block of this many.

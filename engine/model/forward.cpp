@@ -139,12 +139,11 @@ void RankForward::reduce_logits(const StepPlan& step, const Tensor& lg, float* d
                                 kernels::TopLogits* tops) {
     if (step.top_asks.empty()) return download_logits(lg, dst, ld);
     const kernels::TopAsk* asks = step.top_asks.data();
-    bool any = false;
-    for (int64_t i = 0; i < lg.rows; ++i) any = any || asks[i].k > 0;
-    if (any) ops_.top_logits(lg, asks, tops);  // rows asking k 0 reduce to their maximum only
-    std::vector<int64_t> whole;                // the rows wanted whole
+    std::vector<int64_t> whole;  // the rows wanted whole
     for (int64_t i = 0; i < lg.rows; ++i)
         if (asks[i].k <= 0) whole.push_back(i);
+    // Rows asking k 0 reduce to their maximum only.
+    if (int64_t(whole.size()) < lg.rows) ops_.top_logits(lg, asks, tops);
     download_rows_at(lg, whole, dst, ld);
 }
 

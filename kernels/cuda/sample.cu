@@ -8,11 +8,11 @@
 // results, so it waits for the GPU like download().
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/rank_key.h"
 #include "kernels/sample_draw.h"
 
 namespace niwa::kernels::cuda {
@@ -28,24 +28,6 @@ constexpr int kAsksByValue = 32;       // rows whose asks travel in the launch, 
 struct InlineAsks {
     TopAsk ask[kAsksByValue];
 };
-
-// The host's rank_key (sample_draw.cpp): an unsigned key with the logits' order, -0 and +0 one
-// key, every NaN 0.
-__device__ __forceinline__ uint32_t rank_key(float x) {
-    const int32_t bits = __float_as_int(x);
-    const int32_t magnitude = bits & 0x7fffffff, sign = bits >> 31;
-    const uint32_t key = 0x80000000u + static_cast<uint32_t>((magnitude ^ sign) - sign);
-    return magnitude <= 0x7f800000 ? key : 0u;
-}
-
-// The float of a number's key (its inverse; +0 for the zeros' key).
-float key_float(uint32_t key) {
-    const uint32_t magnitude = key >= 0x80000000u ? key - 0x80000000u : 0x80000000u - key;
-    const uint32_t bits = key >= 0x80000000u ? magnitude : (magnitude | 0x80000000u);
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
 
 // A segment's reduction; its candidates go to slots [blockIdx.x * cap, + cap).
 struct Part {
