@@ -433,6 +433,14 @@ public:
         (void)rows;
         return false;
     }
+    // Whether a model step of `tokens` tokens should leave GDN's stacked alpha and beta to
+    // gated_delta_rule_raw (GdnRaw::ab: where the backend makes them inside its kernel) rather than
+    // run their small matmul before the layer's large one. Yes by default (the op then runs the
+    // matmul itself, first).
+    virtual bool gdn_ab_in_delta_rule(int64_t tokens) const {
+        (void)tokens;
+        return true;
+    }
 
     // One token per row of logits [n, vocab]: greedy or sampled per params[i]; params and
     // out_ids are host arrays of n.

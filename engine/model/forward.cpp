@@ -342,12 +342,14 @@ Tensor RankForward::gdn_layer(int il, const SublayerInput& in, const Tensor& y) 
     const Tensor qkv = qkvz.cols_view(0, qkv_dim), z = qkvz.cols_view(qkv_dim, nv * ds);
     const Tensor a = ab.cols_view(0, nv), b = ab.cols_view(nv, nv);
     const Tensor xn = in.xn;
-    // alpha and beta read the plain normed input: stacked, the delta rule makes them (GdnRaw::ab;
-    // a backend may fuse the small matmul into its kernel); else first, where at decode sizes
-    // their small matmul is latency, and the large one after it streams its first weights
-    // meanwhile (pdl.cuh) -- after it where the norm is made inside it, which leaves xn.
+    // alpha and beta read the plain normed input: stacked, the delta rule makes them where the
+    // backend makes them inside its kernel (Ops::gdn_ab_in_delta_rule, GdnRaw::ab); else first,
+    // where at decode sizes their small matmul is latency, and the large one after it streams its
+    // first weights meanwhile (pdl.cuh) -- after it where the norm is made inside it, which
+    // leaves xn.
     const SublayerInput plain{xn};
-    if (!G.ab.data && !in.fused) stacked_matmul(G.ab, {&G.alpha, &G.beta}, plain, ab);
+    const bool ab_in_rule = G.ab.data && ops_.gdn_ab_in_delta_rule(T);
+    if (!ab_in_rule && !in.fused) stacked_matmul(G.ab, {&G.alpha, &G.beta}, plain, ab);
     // qkv's conv (a decode step's runs as the matmul stores its outputs, when the backend fuses).
     const kernels::GdnState& st = cache_.state[size_t(il)];
     const int K = hp_.ssm_conv_kernel;
@@ -361,11 +363,11 @@ Tensor RankForward::gdn_layer(int il, const SublayerInput& in, const Tensor& y) 
         ops_.matmul_conv1d_silu(first_w, in.xr, first_y, G.conv, K, st, info_, conv);
     }
     if (!G.qkvz.data) input_matmul(G.gate, in, z);
-    if (!G.ab.data && in.fused) stacked_matmul(G.ab, {&G.alpha, &G.beta}, plain, ab);
+    if (!ab_in_rule && in.fused) stacked_matmul(G.ab, {&G.alpha, &G.beta}, plain, ab);
     // conv's first 2 nk heads of each row are q and k, L2-normalised per head (into qkn when the
     // backend does not fuse it), alpha and beta become the gates, then the delta rule.
     kernels::GdnRaw raw{G.a, G.dt_bias, 1e-6f, first(qkn_, T)};
-    if (G.ab.data) {
+    if (ab_in_rule) {
         raw.ab = &G.ab;
         raw.ab_x = xn;
     }

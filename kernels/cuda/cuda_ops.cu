@@ -68,6 +68,8 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     if (const long long n = env_count("NIWA_ATTN_MIN_SPLIT_TOKENS"))
         attn_min_split_tokens_ = static_cast<int>(std::min(n, 1LL << 20));
     prestage_x_ = !env_switched_off("NIWA_PRESTAGE_X");
+    record_halves_ = !env_switched_off("NIWA_RECORD_HALVES");
+    ab_first_ = !env_switched_off("NIWA_AB_FIRST");
     decode_x8_ = !env_switched_off("NIWA_DECODE_X8");
 }
 

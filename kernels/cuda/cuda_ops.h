@@ -94,6 +94,11 @@ public:
     // unless NIWA_PRESTAGE_X=0 in the environment (for measurements); tests set both.
     bool prestage_x() const { return prestage_x_; }
     void set_prestage_x(bool on) { prestage_x_ = on; }
+    // Whether each wgmma block copies its record's x in two halves, its first tile's units waiting
+    // for their own half only (else whole before its first tile): on unless NIWA_RECORD_HALVES=0
+    // in the environment (for measurements; docs/BENCHMARKS.md, forty-second pass).
+    bool record_halves() const { return record_halves_; }
+    void set_record_halves(bool on) { record_halves_ = on; }
     // Whether the register decode kernel at 1-4 rows of x multiplies with x as two int8 values an
     // input, a scale per row and 128-input quant block (matmul_decode_x8.cuh): twice the weights an
     // mma, where the fp16 mma fed with decoded weights cannot keep up with the copy rate, and x
@@ -171,6 +176,10 @@ public:
     // fuse_inputs and norms_in_matmuls on, no other decode kernel forced, no device group; Mixed
     // precision.
     bool norms_in_matmuls(int64_t rows) const override;
+    // Where the recurrent kernel makes them (a few tokens, fuse_inputs on); else alpha and beta's
+    // small matmul runs before the layer's large one, not between the conv and the recurrent
+    // kernel, whose blocks load the state early beside it. NIWA_AB_FIRST=0: always to the op.
+    bool gdn_ab_in_delta_rule(int64_t tokens) const override;
     void rotate(const Tensor& x, const Rotation& r, bool signs_first, const Tensor& y) override;
     void embed(const Weight& table, const int32_t* ids, int64_t row0, const Tensor& y) override;
     void rmsnorm(const Tensor& x, const float* w, float eps, const Tensor& y) override;
@@ -277,6 +286,8 @@ private:
     int attn_waves_ = 0;  // 0: by the cap (attn_waves)
     int attn_min_split_tokens_ = kMinSplitTokens;
     bool prestage_x_ = true;
+    bool record_halves_ = true;
+    bool ab_first_ = true;
     bool decode_x8_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;
     cublasHandle_t blas_ = nullptr;

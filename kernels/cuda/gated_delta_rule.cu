@@ -815,6 +815,10 @@ bool makes_ab(const GdnRaw& raw, const Tensor& v, int64_t n_v, bool fuse) {
 
 }  // namespace
 
+bool CudaOps::gdn_ab_in_delta_rule(int64_t tokens) const {
+    return !ab_first_ || (fuse_inputs_ && tokens <= kAbMaxTokens);
+}
+
 // Fused when every sequence takes the recurrent form (decode): the recurrent kernel normalises
 // q and k and computes the gates itself, three launches in one; with raw.ab at a few tokens it
 // also makes alpha and beta (makes_ab), the small matmul's launch gone. Otherwise the

@@ -74,9 +74,11 @@ __host__ __device__ constexpr size_t wg_record_bytes(int nt) {
     return wg_x_bytes(nt) + wg_bias_bytes(nt);
 }
 static_assert(wg_record_bytes(1) % 16 == 0, "a record is copied in 16-byte units");
-// The record, the warps' rings, the copy's barrier and sum_slices' flag.
+// The record, the warps' rings, the copy's three barriers (x's first and second half, the bias
+// sums) and sum_slices' flag.
+constexpr int kWgTailBytes = 48;
 __host__ __device__ constexpr size_t wg_smem_bytes(int nt) {
-    return wg_record_bytes(nt) + static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes + 32;
+    return wg_record_bytes(nt) + static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes + kWgTailBytes;
 }
 __host__ __device__ constexpr int wg_blocks_per_sm(int nt) {
     return nt == 1 ? 2 : 1;
@@ -173,9 +175,11 @@ __global__ void __launch_bounds__(kRecordWarps * 32) stage_records_kernel(Matmul
 
 // records: x's slices as stage_records_kernel writes them (each block copies its own), or null
 // (each block stages its slice from x).
+// halves: the record's x copied in two halves (a unit's quant blocks each), the first tile's
+// units waiting for their own half only; else whole before the first tile.
 template <int NT>
 __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
-    wgmma_decode_kernel(DecodeParams p, const uint8_t* records) {
+    wgmma_decode_kernel(DecodeParams p, const uint8_t* records, bool halves) {
 #ifdef NIWA_WGMMA
     extern __shared__ __align__(128) uint8_t smem[];
     uint32_t* xs = reinterpret_cast<uint32_t*>(smem);
@@ -206,17 +210,29 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     uint8_t* slots = smem + wg_record_bytes(NT) + warp * kWgRing * kRingSlotBytes;
     UnitRing<kWgRing, decltype(fill)> ring{fill, slots, units};
 
-    uint64_t* copied = reinterpret_cast<uint64_t*>(smem + wg_smem_bytes(NT) - 32);
-    if (records && threadIdx.x == 0) mbarrier_init(copied);
+    uint64_t* copied = reinterpret_cast<uint64_t*>(smem + wg_smem_bytes(NT) - kWgTailBytes);
+    if (records && threadIdx.x == 0)
+        for (int i = 0; i < 3; ++i) mbarrier_init(copied + i);
     __syncthreads();
 
     pdl_release();
     ring.prime();
     pdl_wait();
+    const bool wait_halves = records && halves;
     if (records) {
-        if (threadIdx.x == 0)
-            bulk_copy_to_shared(smem, records + slice * wg_record_bytes(NT), wg_record_bytes(NT), copied);
-        mbarrier_wait(copied, 0);
+        const uint8_t* rec = records + slice * wg_record_bytes(NT);
+        constexpr uint32_t kHalf = static_cast<uint32_t>(wg_x_bytes(NT) / 2);
+        if (threadIdx.x == 0) {
+            bulk_copy_to_shared(smem + wg_x_bytes(NT), rec + wg_x_bytes(NT), wg_bias_bytes(NT), copied + 2);
+            if (halves) {
+                bulk_copy_to_shared(smem, rec, kHalf, copied);
+                bulk_copy_to_shared(smem + kHalf, rec + kHalf, kHalf, copied + 1);
+            } else {
+                bulk_copy_to_shared(smem, rec, wg_x_bytes(NT), copied);
+            }
+        }
+        mbarrier_wait(copied + 2, 0);
+        if (!halves) mbarrier_wait(copied, 0);
     } else {
         stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
     }
@@ -244,7 +260,11 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
 #pragma unroll
         for (int q = 0; q < kSliceBlocks; ++q) {
             const int j = q % kUnitBlocks;
-            if (j == 0) next_unit(u + q / kUnitBlocks, cur);
+            if (j == 0) {
+                // x's half of these quant blocks, in the first tile (a unit's blocks are a half).
+                if (wait_halves && u == 0) mbarrier_wait(copied + q / kUnitBlocks, 0);
+                next_unit(u + q / kUnitBlocks, cur);
+            }
             const BlockWords w = block_words(cur, j);
             decode_block(w, f[q & 1]);
             issue_block<NT>(f[q & 1], x_desc, q, d[q & 1]);
@@ -260,6 +280,10 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
         wgmma_fence_operands(d[(kSliceBlocks - 1) & 1]);
         apply_block<NT>(d[(kSliceBlocks - 1) & 1], pd0, pd1, kSliceBlocks - 1, bias, tig, acc);
         if (tile_at(u) < t1) stores.store(tile_at(u), g, acc);
+    }
+    if (wait_halves) {  // a warp without tiles: no copy may still be landing as the block leaves
+        mbarrier_wait(copied, 0);
+        mbarrier_wait(copied + 1, 0);
     }
     sum_slices(p, group, t0, t1, reinterpret_cast<unsigned*>(smem + wg_smem_bytes(NT) - 16));
 #else
@@ -311,7 +335,8 @@ void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
             static std::atomic<int> cached[64] = {};
             allow_max_smem(ops, kernel, configured);
             const int n = blocks_per_sm(ops, kernel, kWgWarps * 32, wg_smem_bytes(NT), cached);
-            launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n), records);
+            launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n), records,
+                        ops.record_halves());
         });
     });
 }
