@@ -99,6 +99,12 @@ public:
     // in the environment (for measurements; docs/BENCHMARKS.md, forty-second pass).
     bool record_halves() const { return record_halves_; }
     void set_record_halves(bool on) { record_halves_ = on; }
+    // Whether the wgmma decode kernel subtracts x's bias sums on the tensor cores once a
+    // tile-slice (a tf32 mma, the sums split exactly in three), rather than one FADD an output a
+    // quant block as the register kernel does (then its bits are the register kernel's): on
+    // unless NIWA_WGMMA_BIAS_MMA=0 in the environment (for measurements); tests set both.
+    bool wgmma_bias_mma() const { return wgmma_bias_mma_; }
+    void set_wgmma_bias_mma(bool on) { wgmma_bias_mma_ = on; }
     // Whether the register decode kernel at 1-4 rows of x multiplies with x as two int8 values an
     // input, a scale per row and 128-input quant block (matmul_decode_x8.cuh): twice the weights an
     // mma, where the fp16 mma fed with decoded weights cannot keep up with the copy rate, and x
@@ -287,6 +293,7 @@ private:
     int attn_min_split_tokens_ = kMinSplitTokens;
     bool prestage_x_ = true;
     bool record_halves_ = true;
+    bool wgmma_bias_mma_ = true;
     bool ab_first_ = true;
     bool decode_x8_ = true;
     size_t gemm_scratch_limit_ = size_t(128) << 20;

@@ -13,10 +13,13 @@
 // sixteenth and seventeenth passes).
 //
 // A quant block's 8 k16 steps chain into their own accumulators (the first step overwrites
-// them), which take the block's scale and bias sum as blocks_product does (the same sums in the
-// same order). The wgmma run asynchronously: a block's group is committed, then the block before
-// it is waited for and applied, so the tensor cores always hold the next block while the warps
-// decode. Its fragments and accumulators alternate between two sets (a set is written again only
+// them), which take the block's scale; by default the 8 blocks' bias sums (x's share of the
+// codes' offset) are then subtracted on the tensor cores once a tile-slice, three tf32 mma an x
+// tile (bias_product: 96 FADD and 24 shared loads fewer a tile-slice at 24 rows, batch 24 +1.4 %,
+// docs/BENCHMARKS.md, forty-second pass), else a block at a time as blocks_product does (the
+// register kernel's sums in its order, its bits). The wgmma run asynchronously: a block's group is committed,
+// then the block before it is waited for and applied, so the tensor cores always hold the next block while
+// the warps decode. Its fragments and accumulators alternate between two sets (a set is written again only
 // after the group reading it has finished).
 //
 // x is staged once a call (stage_records_kernel, launched before the matmul: a warp a row's quant
@@ -31,6 +34,7 @@
 // two core matrices 128 NT bytes apart along K, and its x tiles 128 bytes apart along N.
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include "kernels/cuda/bulk_copy.cuh"
 #include "kernels/cuda/decode_units.cuh"
@@ -74,28 +78,42 @@ __host__ __device__ constexpr size_t wg_record_bytes(int nt) {
     return wg_x_bytes(nt) + wg_bias_bytes(nt);
 }
 static_assert(wg_record_bytes(1) % 16 == 0, "a record is copied in 16-byte units");
-// The record, the warps' rings, the copy's three barriers (x's first and second half, the bias
-// sums) and sum_slices' flag.
+// The bias sums as the tf32 mma's B fragments (bias_fragments): two uint4 a lane an x tile.
+__host__ __device__ constexpr size_t wg_frag_bytes(int nt) {
+    return static_cast<size_t>(nt) * 2 * 32 * 16;
+}
+__host__ __device__ constexpr size_t wg_rings_bytes() {
+    return static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes;
+}
+// The record, the warps' rings, the bias fragments, the copy's three barriers (x's first and
+// second half, the bias sums) and sum_slices' flag.
 constexpr int kWgTailBytes = 48;
 __host__ __device__ constexpr size_t wg_smem_bytes(int nt) {
-    return wg_record_bytes(nt) + static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes + kWgTailBytes;
+    return wg_record_bytes(nt) + wg_rings_bytes() + wg_frag_bytes(nt) + kWgTailBytes;
 }
 __host__ __device__ constexpr int wg_blocks_per_sm(int nt) {
     return nt == 1 ? 2 : 1;
 }
 
 // acc += quant block qb's sums (d: its accumulators; d0, d1: its scales of rows g and g + 8) as
-// blocks_product adds them.
-template <int NT>
+// blocks_product adds them; with BiasMma only d0 d, the bias sums' share left to bias_product.
+template <int NT, bool BiasMma>
 __device__ __forceinline__ void apply_block(const float (&d)[4 * NT], float d0, float d1, int qb,
                                             const float* bias, int tig, float (&acc)[NT][4]) {
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-        const float2 k = *reinterpret_cast<const float2*>(bias + qb * NT * 8 + nt * 8 + 2 * tig);
-        acc[nt][0] += d0 * (d[4 * nt + 0] - k.x);
-        acc[nt][1] += d0 * (d[4 * nt + 1] - k.y);
-        acc[nt][2] += d1 * (d[4 * nt + 2] - k.x);
-        acc[nt][3] += d1 * (d[4 * nt + 3] - k.y);
+        if constexpr (BiasMma) {
+            acc[nt][0] = fmaf(d0, d[4 * nt + 0], acc[nt][0]);
+            acc[nt][1] = fmaf(d0, d[4 * nt + 1], acc[nt][1]);
+            acc[nt][2] = fmaf(d1, d[4 * nt + 2], acc[nt][2]);
+            acc[nt][3] = fmaf(d1, d[4 * nt + 3], acc[nt][3]);
+        } else {
+            const float2 k = *reinterpret_cast<const float2*>(bias + qb * NT * 8 + nt * 8 + 2 * tig);
+            acc[nt][0] += d0 * (d[4 * nt + 0] - k.x);
+            acc[nt][1] += d0 * (d[4 * nt + 1] - k.y);
+            acc[nt][2] += d1 * (d[4 * nt + 2] - k.x);
+            acc[nt][3] += d1 * (d[4 * nt + 3] - k.y);
+        }
     }
 }
 
@@ -118,6 +136,56 @@ __device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[
     step(std::integral_constant<int, 2>{});
     step(std::integral_constant<int, 4>{});
     step(std::integral_constant<int, 6>{});
+}
+#endif
+
+// The bias sums' share of a tile-slice on the tensor cores: acc -= S K, S (16 rows x 8 quant
+// blocks) the rows' scales, K (8 blocks x 8 x rows) the blocks' bias sums, per x tile one
+// m16n8k8 tf32 mma for each of three parts of -K (hi + mid + lo = -K exactly: tf32 keeps 11
+// significant bits, each part takes the next 11 of the fp32 sum's 24, by truncation). The
+// scales are fp16, exact in tf32. Instead of one FADD an output a block (and its bias loads):
+// 3 NT mma a tile-slice.
+#ifdef NIWA_WGMMA  // only the sm_90a kernel body calls them
+__device__ __forceinline__ uint32_t tf32_bits(float v) {
+    return __float_as_uint(v) & 0xFFFFE000u;
+}
+
+// Thread t < 32 NT's B fragments (x tile t / 32, lane t % 32: x row 8 nt + g, blocks tig and
+// tig + 4), from the bias sums as staged ([qb][x row]): frag[2 (32 nt) + lane] the hi and mid
+// parts (b0, b1 of each), frag[...+ 32] the lo part.
+template <int NT>
+__device__ __forceinline__ void bias_fragments(const float* bias, uint4* frag) {
+    for (int t = static_cast<int>(threadIdx.x); t < NT * 32; t += static_cast<int>(blockDim.x)) {
+        const int nt = t >> 5, lane = t & 31, g = lane >> 2, tig = lane & 3;
+        uint32_t part[2][3];
+#pragma unroll
+        for (int b = 0; b < 2; ++b) {
+            const float k = -bias[(tig + 4 * b) * NT * 8 + nt * 8 + g];
+            const uint32_t hi = tf32_bits(k);
+            const float rest = k - __uint_as_float(hi);  // exact: the bits hi dropped
+            const uint32_t mid = tf32_bits(rest);
+            part[b][0] = hi;
+            part[b][1] = mid;
+            part[b][2] = __float_as_uint(rest - __uint_as_float(mid));  // exact, a few bits
+        }
+        frag[nt * 64 + lane] = make_uint4(part[0][0], part[1][0], part[0][1], part[1][1]);
+        frag[nt * 64 + 32 + lane] = make_uint4(part[0][2], part[1][2], 0u, 0u);
+    }
+}
+
+// A tile's scales as the mma's A fragment: s[0] rows g, g + 8 of block tig; s[1] of block tig + 4
+// (from the tile's two units). The largest part first: it cancels most of acc (~1024 times the
+// result, the codes' offset), which then takes the smaller parts with only the result's rounding.
+template <int NT>
+__device__ __forceinline__ void bias_product(const uint4* frag, int lane, const uint32_t (&s)[2][2],
+                                             float (&acc)[NT][4]) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        const uint4 hm = frag[nt * 64 + lane], lo = frag[nt * 64 + 32 + lane];
+        mma_tf32(acc[nt], s[0][0], s[0][1], s[1][0], s[1][1], hm.x, hm.y);
+        mma_tf32(acc[nt], s[0][0], s[0][1], s[1][0], s[1][1], hm.z, hm.w);
+        mma_tf32(acc[nt], s[0][0], s[0][1], s[1][0], s[1][1], lo.x, lo.y);
+    }
 }
 #endif
 
@@ -176,8 +244,9 @@ __global__ void __launch_bounds__(kRecordWarps * 32) stage_records_kernel(Matmul
 // records: x's slices as stage_records_kernel writes them (each block copies its own), or null
 // (each block stages its slice from x).
 // halves: the record's x copied in two halves (a unit's quant blocks each), the first tile's
-// units waiting for their own half only; else whole before the first tile.
-template <int NT>
+// units waiting for their own half only; else whole before the first tile. BiasMma: the bias
+// sums subtracted on the tensor cores once a tile-slice (bias_product), not a block at a time.
+template <int NT, bool BiasMma>
 __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     wgmma_decode_kernel(DecodeParams p, const uint8_t* records, bool halves) {
 #ifdef NIWA_WGMMA
@@ -236,6 +305,14 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     } else {
         stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
     }
+    [[maybe_unused]] uint4* const frag =
+        reinterpret_cast<uint4*>(smem + wg_record_bytes(NT) + wg_rings_bytes());
+    if constexpr (BiasMma) {
+        bias_fragments<NT>(bias, frag);
+        __syncthreads();
+    }
+    // Which of a unit's four fp16 scales (two words) is block tig's: __byte_perm's selector.
+    [[maybe_unused]] const uint32_t scale_sel = (2 * tig) | ((2 * tig + 1) << 4);
 
     const uint64_t x_desc = wgmma_desc(xs, WgmmaX<NT>::kRows * 16, 128);
     // The warp's unit u (half u % 2 of its tile u / 2) from the ring.
@@ -255,7 +332,8 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
             for (int i = 0; i < 4; ++i) acc[nt][i] = 0.0f;
         float d[2][4 * NT];
         uint32_t f[2][8][4];
-        float pd0 = 0.0f, pd1 = 0.0f;  // the scales of the block in flight before this one
+        float pd0 = 0.0f, pd1 = 0.0f;        // the scales of the block in flight before this one
+        [[maybe_unused]] uint32_t sc[2][2];  // bias_product's A: rows g, g + 8 of blocks tig, tig + 4
         Unit cur;
 #pragma unroll
         for (int q = 0; q < kSliceBlocks; ++q) {
@@ -264,6 +342,13 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
                 // x's half of these quant blocks, in the first tile (a unit's blocks are a half).
                 if (wait_halves && u == 0) mbarrier_wait(copied + q / kUnitBlocks, 0);
                 next_unit(u + q / kUnitBlocks, cur);
+                if constexpr (BiasMma) {
+                    const int h = q / kUnitBlocks;
+                    sc[h][0] = __float_as_uint(__half2float(__ushort_as_half(
+                        static_cast<unsigned short>(__byte_perm(cur.s0.x, cur.s0.y, scale_sel)))));
+                    sc[h][1] = __float_as_uint(__half2float(__ushort_as_half(
+                        static_cast<unsigned short>(__byte_perm(cur.s1.x, cur.s1.y, scale_sel)))));
+                }
             }
             const BlockWords w = block_words(cur, j);
             decode_block(w, f[q & 1]);
@@ -271,14 +356,15 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
             if (q > 0) {
                 wgmma_wait<1>();  // block q - 1 has finished
                 wgmma_fence_operands(d[(q - 1) & 1]);
-                apply_block<NT>(d[(q - 1) & 1], pd0, pd1, q - 1, bias, tig, acc);
+                apply_block<NT, BiasMma>(d[(q - 1) & 1], pd0, pd1, q - 1, bias, tig, acc);
             }
             pd0 = w.d0;
             pd1 = w.d1;
         }
         wgmma_wait<0>();
         wgmma_fence_operands(d[(kSliceBlocks - 1) & 1]);
-        apply_block<NT>(d[(kSliceBlocks - 1) & 1], pd0, pd1, kSliceBlocks - 1, bias, tig, acc);
+        apply_block<NT, BiasMma>(d[(kSliceBlocks - 1) & 1], pd0, pd1, kSliceBlocks - 1, bias, tig, acc);
+        if constexpr (BiasMma) bias_product<NT>(frag, lane, sc, acc);
         if (tile_at(u) < t1) stores.store(tile_at(u), g, acc);
     }
     if (wait_halves) {  // a warp without tiles: no copy may still be landing as the block leaves
@@ -309,7 +395,8 @@ bool wgmma_decode_takes(const CudaOps& ops, const MatmulArgs& a) {
     // Its widest block's shared memory, static included, within what a block may have.
     return ops.has_wgmma_decode() && a.type == DType::PQ2_0T && a.in % (kSliceBlocks * kQuantBlock) == 0 &&
            a.n >= 1 && bytes < (int64_t{1} << 31) &&
-           wg_smem_bytes(4) + ops.static_smem(wgmma_decode_kernel<4>) <= ops.props().sharedMemPerBlockOptin;
+           wg_smem_bytes(4) + ops.static_smem(wgmma_decode_kernel<4, true>) <=
+               ops.props().sharedMemPerBlockOptin;
 }
 
 void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
@@ -330,13 +417,19 @@ void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
                                        dim3(kRecordWarps * 32), 0, ops.stream(), pass, r));
                 records = r;
             }
-            auto* kernel = wgmma_decode_kernel<NT>;
-            static std::atomic<uint64_t> configured{0};
-            static std::atomic<int> cached[64] = {};
-            allow_max_smem(ops, kernel, configured);
-            const int n = blocks_per_sm(ops, kernel, kWgWarps * 32, wg_smem_bytes(NT), cached);
-            launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n), records,
-                        ops.record_halves());
+            auto launch = [&](auto bias_mma) {
+                auto* kernel = wgmma_decode_kernel<NT, decltype(bias_mma)::value>;
+                static std::atomic<uint64_t> configured{0};
+                static std::atomic<int> cached[64] = {};
+                allow_max_smem(ops, kernel, configured);
+                const int n = blocks_per_sm(ops, kernel, kWgWarps * 32, wg_smem_bytes(NT), cached);
+                launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n), records,
+                            ops.record_halves());
+            };
+            if (ops.wgmma_bias_mma())
+                launch(std::true_type{});
+            else
+                launch(std::false_type{});
         });
     });
 }
