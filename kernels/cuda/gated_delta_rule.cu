@@ -799,9 +799,10 @@ void CudaOps::gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v
 namespace {
 
 // Whether the recurrent kernel makes alpha and beta itself (AbArgs): at most kAbMaxTokens
-// tokens (more, and its blocks would read the weights and x once per head slice and token:
-// the small matmul first is cheaper), a bf16 weight of 2 n_v rows with 16-byte aligned rows of
-// at most kAbChunks chunks, x's rows 16-byte aligned.
+// tokens (more, and its blocks read the weights and x once per head slice and token: the small
+// matmul first is cheaper; made here up to 32 tokens, batch 8 lost 2.2 % and batch 24 3.2 % on
+// an H100, docs/BENCHMARKS.md, forty-second pass), a bf16 weight of 2 n_v rows with 16-byte
+// aligned rows of at most kAbChunks chunks, x's rows 16-byte aligned.
 bool makes_ab(const GdnRaw& raw, const Tensor& v, int64_t n_v, bool fuse) {
     if (!raw.ab || !fuse) return false;
     const Weight& w = *raw.ab;
