@@ -4,7 +4,8 @@
 // 11 significant bits instead of 8 (8x less rounding; whole-model top-1 agreement with the
 // fp32 oracle needs it). Activations here are normalised and Hadamard-rotated, far inside
 // fp16's range.
-// Also m16n8k32 u8 x s8 with int32 sums: int8 x at 1-4 rows (matmul_decode_x8.cuh).
+// Also m16n8k32 u8 x s8 with int32 sums: int8 x at 1-4 rows (matmul_decode_x8.cuh); and
+// m16n8k8 tf32: the wgmma decode kernel's bias sums, split exactly in three.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -13,25 +14,27 @@
 
 namespace niwa::kernels::cuda {
 
-// c += A · B for one m16n8k16 tile: a0..a3 and b0, b1 in the PTX fragment layout.
-__device__ __forceinline__ void mma_f16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                        uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
+// c += A · B with fp32 accumulators in place, for the mma.sync `shape_types` (its shape, layouts
+// and types) that takes four A registers and two B registers.
+#define NIWA_MMA_F32(name, shape_types)                                                                    \
+    __device__ __forceinline__ void name(float(&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, \
+                                         uint32_t b0, uint32_t b1) {                                       \
+        asm volatile("mma.sync.aligned." shape_types                                                       \
+                     " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "                                            \
+                     "{%0,%1,%2,%3};\n"                                                                    \
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                      \
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));                              \
+    }
 
+// One m16n8k16 tile: a0..a3 and b0, b1 in the PTX fragment layout.
+NIWA_MMA_F32(mma_f16, "m16n8k16.row.col.f32.f16.f16.f32")
 // The same in bf16 (a bf16 KV pool's K and V reach the tensor cores unconverted).
-__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                         uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
+NIWA_MMA_F32(mma_bf16, "m16n8k16.row.col.f32.bf16.bf16.f32")
+// One m16n8k8 tile of tf32 (fp32 bits whose low 13 the tensor cores ignore): a0 (row g, column
+// tig), a1 (g + 8, tig), a2 (g, tig + 4), a3 (g + 8, tig + 4); b0 (row tig, column g), b1 (tig + 4,
+// g); c as mma_f16's.
+NIWA_MMA_F32(mma_tf32, "m16n8k8.row.col.f32.tf32.tf32.f32")
+#undef NIWA_MMA_F32
 
 // d = A · B for one m16n8k32 tile of u8 A (weight codes) and s8 B (int8 x), int32 sums from
 // zero: a0..a3 and b0, b1 in the PTX fragment layout (matmul_decode_x8.cuh).
@@ -42,18 +45,6 @@ __device__ __forceinline__ void mma_u8s8_zero(int (&d)[4], uint32_t a0, uint32_t
         "{%10,%10,%10,%10};\n"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
-}
-
-// c += A · B for one m16n8k8 tile of tf32 (fp32 bits whose low 13 the tensor cores ignore): a0
-// (row g, column tig), a1 (g + 8, tig), a2 (g, tig + 4), a3 (g + 8, tig + 4); b0 (row tig, column
-// g), b1 (tig + 4, g); c as mma_f16's.
-__device__ __forceinline__ void mma_tf32(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                         uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
