@@ -117,7 +117,7 @@ __device__ __forceinline__ void apply_block(const float (&d)[4 * NT], float d0, 
     }
 }
 
-#ifdef NIWA_WGMMA  // only the sm_90a kernel body calls it (elsewhere nvcc warns it is unused)
+#ifdef NIWA_WGMMA  // only the sm_90a kernel body calls these (elsewhere nvcc warns they are unused)
 // The 8 k16 steps of one quant block (word pair w of the thread, pairs E, E + 1 in order (E, w)
 // = (0, 0), (0, 1), (2, 0), ...: blocks_product's order) decoded into f.
 __device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[8][4]) {
@@ -137,7 +137,6 @@ __device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[
     step(std::integral_constant<int, 4>{});
     step(std::integral_constant<int, 6>{});
 }
-#endif
 
 // The bias sums' share of a tile-slice on the tensor cores: acc -= S K, S (16 rows x 8 quant
 // blocks) the rows' scales, K (8 blocks x 8 x rows) the blocks' bias sums, per x tile one
@@ -145,7 +144,6 @@ __device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[
 // significant bits, each part takes the next 11 of the fp32 sum's 24, by truncation). The
 // scales are fp16, exact in tf32. Instead of one FADD an output a block (and its bias loads):
 // 3 NT mma a tile-slice.
-#ifdef NIWA_WGMMA  // only the sm_90a kernel body calls them
 __device__ __forceinline__ uint32_t tf32_bits(float v) {
     return __float_as_uint(v) & 0xFFFFE000u;
 }
@@ -311,8 +309,11 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
         bias_fragments<NT>(bias, frag);
         __syncthreads();
     }
-    // Which of a unit's four fp16 scales (two words) is block tig's: __byte_perm's selector.
-    [[maybe_unused]] const uint32_t scale_sel = (2 * tig) | ((2 * tig + 1) << 4);
+    // Block tig's of a unit's four fp16 scales of a row (two words), as tf32 bits.
+    const uint32_t scale_sel = (2 * tig) | ((2 * tig + 1) << 4);  // __byte_perm's selector
+    [[maybe_unused]] auto scale_bits = [scale_sel](uint2 s) {
+        return __float_as_uint(half_bits_to_float(static_cast<uint16_t>(__byte_perm(s.x, s.y, scale_sel))));
+    };
 
     const uint64_t x_desc = wgmma_desc(xs, WgmmaX<NT>::kRows * 16, 128);
     // The warp's unit u (half u % 2 of its tile u / 2) from the ring.
@@ -344,10 +345,8 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
                 next_unit(u + q / kUnitBlocks, cur);
                 if constexpr (BiasMma) {
                     const int h = q / kUnitBlocks;
-                    sc[h][0] = __float_as_uint(__half2float(__ushort_as_half(
-                        static_cast<unsigned short>(__byte_perm(cur.s0.x, cur.s0.y, scale_sel)))));
-                    sc[h][1] = __float_as_uint(__half2float(__ushort_as_half(
-                        static_cast<unsigned short>(__byte_perm(cur.s1.x, cur.s1.y, scale_sel)))));
+                    sc[h][0] = scale_bits(cur.s0);
+                    sc[h][1] = scale_bits(cur.s1);
                 }
             }
             const BlockWords w = block_words(cur, j);
