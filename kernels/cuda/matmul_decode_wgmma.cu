@@ -12,15 +12,15 @@
 // one: no faster than mma.sync there, so Auto runs it from 9 rows, two x tiles; docs/BENCHMARKS.md,
 // sixteenth and seventeenth passes).
 //
-// A quant block's 8 k16 steps chain into their own accumulators (the first step overwrites
-// them), which take the block's scale; by default the 8 blocks' bias sums (x's share of the
-// codes' offset) are then subtracted on the tensor cores once a tile-slice, three tf32 mma an x
-// tile (bias_product: 96 FADD and 24 shared loads fewer a tile-slice at 24 rows, batch 24 +1.4 %,
-// docs/BENCHMARKS.md, forty-second pass), else a block at a time as blocks_product does (the
-// register kernel's sums in its order, its bits). The wgmma run asynchronously: a block's group is committed,
-// then the block before it is waited for and applied, so the tensor cores always hold the next block while
-// the warps decode. Its fragments and accumulators alternate between two sets (a set is written again only
-// after the group reading it has finished).
+// A quant block's 8 k16 steps chain into their own accumulators (the first step overwrites them),
+// which take the block's scale; by default the 8 blocks' bias sums (x's share of the codes' offset)
+// are then subtracted on the tensor cores once a tile-slice, three tf32 mma an x tile (bias_product:
+// 96 FADD and 24 shared loads fewer a tile-slice at 24 rows, batch 24 +1.4 %, docs/BENCHMARKS.md,
+// forty-second pass), else a block at a time as blocks_product does (the register kernel's sums in its
+// order, its bits). The wgmma run asynchronously: a block's group is committed, then the block before
+// it is waited for and applied, so the tensor cores always hold the next block while the warps decode.
+// Its fragments and accumulators alternate between two sets (a set is written again only after the
+// group reading it has finished).
 //
 // x is staged once a call (stage_records_kernel, launched before the matmul: a warp a row's quant
 // block, as stage_x stages it) into a record a slice, which each block copies whole into shared

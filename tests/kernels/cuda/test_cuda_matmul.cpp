@@ -490,15 +490,15 @@ private slots:
         cuda.set_decode_gemm(cuda::CudaOps::DecodeGemm::Auto);
     }
 
-    // The wgmma decode kernel (PQ2_0T of whole runs, on sm_90 GPUs): against the CPU and the
-    // register kernel on the same weights and x, with x staged once a call (copied by each block
-    // from its slice's record, whole or in halves) and by each block. With the bias sums
-    // subtracted a quant block at a time (the register kernel's sums in its order) bit for bit the
-    // register kernel; on the tensor cores once a tile-slice (the default), within 2e-4 of its
-    // largest output (1.6e-5 to 6.6e-5 on an H100: the rounding of sums ~1024 times the outputs,
-    // the codes' offset, which a wrong part, block or row among them would miss by far more). One to five x
-    // tiles (40 rows: two passes), groups of tiles that are not whole warpgroup quads (333 rows: 21 tiles),
-    // one slice and many, padded x and y rows. x in fp16 in both (the register kernel's int8 x at 1-4 rows is
+    // The wgmma decode kernel (PQ2_0T of whole runs, on sm_90 GPUs): against the CPU and the register
+    // kernel on the same weights and x, with x staged once a call (copied by each block from its
+    // slice's record, whole or in halves) and by each block. With the bias sums subtracted a quant
+    // block at a time (the register kernel's sums in its order) bit for bit the register kernel; on
+    // the tensor cores once a tile-slice (the default), within 2e-4 of its largest output (1.6e-5 to
+    // 6.6e-5 on an H100: the rounding of sums ~1024 times the outputs, the codes' offset, which a
+    // wrong part, block or row among them would miss by far more). One to five x tiles (40 rows: two
+    // passes), groups of tiles that are not whole warpgroup quads (333 rows: 21 tiles), one slice and
+    // many, padded x and y rows. x in fp16 in both (the register kernel's int8 x at 1-4 rows is
     // x8Decode's).
     void wgmmaDecode() {
         Backends b(Precision::Mixed);
