@@ -14,8 +14,8 @@
 //
 // A quant block's 8 k16 steps chain into their own accumulators (the first step overwrites them),
 // which take the block's scale; by default the 8 blocks' bias sums (x's share of the codes' offset)
-// are then subtracted on the tensor cores once a tile-slice, three tf32 mma an x tile (bias_product:
-// 96 FADD and 24 shared loads fewer a tile-slice at 24 rows, batch 24 +1.4 %, docs/BENCHMARKS.md,
+// are then subtracted on the tensor cores once a tile-slice, three tf32 wgmma (issue_bias: 96 FADD
+// and 24 shared loads fewer a tile-slice at 24 rows, batch 24 +1.4 % as mma.sync, docs/BENCHMARKS.md,
 // forty-second pass), else a block at a time as blocks_product does (the register kernel's sums in its
 // order, its bits). The wgmma run asynchronously: a block's group is committed, then the block before
 // it is waited for and applied, so the tensor cores always hold the next block while the warps decode.
@@ -78,14 +78,14 @@ __host__ __device__ constexpr size_t wg_record_bytes(int nt) {
     return wg_x_bytes(nt) + wg_bias_bytes(nt);
 }
 static_assert(wg_record_bytes(1) % 16 == 0, "a record is copied in 16-byte units");
-// The bias sums as the tf32 mma's B fragments (bias_fragments): two uint4 a lane an x tile.
+// The bias sums as the tf32 wgmma's B operand (bias_operand): three parts of 8 blocks x 8 NT x rows.
 __host__ __device__ constexpr size_t wg_frag_bytes(int nt) {
-    return static_cast<size_t>(nt) * 2 * 32 * 16;
+    return static_cast<size_t>(3) * 8 * 8 * nt * 4;
 }
 __host__ __device__ constexpr size_t wg_rings_bytes() {
     return static_cast<size_t>(kWgWarps) * kWgRing * kRingSlotBytes;
 }
-// The record, the warps' rings, the bias fragments, the copy's three barriers (x's first and
+// The record, the warps' rings, the bias operand, the copy's three barriers (x's first and
 // second half, the bias sums) and sum_slices' flag.
 constexpr int kWgTailBytes = 48;
 __host__ __device__ constexpr size_t wg_smem_bytes(int nt) {
@@ -96,7 +96,7 @@ __host__ __device__ constexpr int wg_blocks_per_sm(int nt) {
 }
 
 // acc += quant block qb's sums (d: its accumulators; d0, d1: its scales of rows g and g + 8) as
-// blocks_product adds them; with BiasMma only d0 d, the bias sums' share left to bias_product.
+// blocks_product adds them; with BiasMma only d0 d, the bias sums' share left to issue_bias.
 template <int NT, bool BiasMma>
 __device__ __forceinline__ void apply_block(const float (&d)[4 * NT], float d0, float d1, int qb,
                                             const float* bias, int tig, float (&acc)[NT][4]) {
@@ -138,52 +138,52 @@ __device__ __forceinline__ void decode_block(const BlockWords& w, uint32_t (&f)[
     step(std::integral_constant<int, 6>{});
 }
 
-// The bias sums' share of a tile-slice on the tensor cores: acc -= S K, S (16 rows x 8 quant
-// blocks) the rows' scales, K (8 blocks x 8 x rows) the blocks' bias sums, per x tile one
-// m16n8k8 tf32 mma for each of three parts of -K (hi + mid + lo = -K exactly: tf32 keeps 11
-// significant bits, each part takes the next 11 of the fp32 sum's 24, by truncation). The
-// scales are fp16, exact in tf32. Instead of one FADD an output a block (and its bias loads):
-// 3 NT mma a tile-slice.
+// The bias sums' share of a tile-slice on the tensor cores: acc -= S K, S (64 rows x 8 quant
+// blocks) the rows' scales, K (8 blocks x 8 NT x rows) the blocks' bias sums, one m64nNk8 tf32
+// wgmma for each of three parts of -K (hi + mid + lo = -K exactly: tf32 keeps 11 significant bits,
+// each part takes the next 11 of the fp32 sum's 24, by truncation). The scales are fp16, exact in
+// tf32. Instead of one FADD an output a block (and its bias loads): three wgmma a tile-slice,
+// issued with the slice's last block, so no warp waits for them (as mma.sync, their 9 an x tile
+// waited on the tensor pipe the blocks' wgmma kept busy: 5.7 % of the tile loop's warp samples,
+// docs/BENCHMARKS.md, forty-fourth pass).
 __device__ __forceinline__ uint32_t tf32_bits(float v) {
     return __float_as_uint(v) & 0xFFFFE000u;
 }
 
-// Thread t < 32 NT's B fragments (x tile t / 32, lane t % 32: x row 8 nt + g, blocks tig and
-// tig + 4), from the bias sums as staged ([qb][x row]): frag[2 (32 nt) + lane] the hi and mid
-// parts (b0, b1 of each), frag[...+ 32] the lo part.
+// The three parts of -K from the bias sums as staged ([qb][x row]) as the wgmma's B operand:
+// K-major without swizzle, part P's element (block k, x row n) at byte P 256 NT + (k / 4) 128 NT +
+// (n / 8) 128 + (n % 8) 16 + (k % 4) 4 (core matrices of 8 x rows by 4 blocks, 128 NT bytes apart
+// along K, 128 along N). Ends with the stores fenced for the async proxy (a barrier must follow).
 template <int NT>
-__device__ __forceinline__ void bias_fragments(const float* bias, uint4* frag) {
-    for (int t = static_cast<int>(threadIdx.x); t < NT * 32; t += static_cast<int>(blockDim.x)) {
-        const int nt = t >> 5, lane = t & 31, g = lane >> 2, tig = lane & 3;
-        uint32_t part[2][3];
+__device__ __forceinline__ void bias_operand(const float* bias, uint8_t* b) {
+    for (int t = static_cast<int>(threadIdx.x); t < 8 * 8 * NT; t += static_cast<int>(blockDim.x)) {
+        const int k = t / (8 * NT), n = t - k * (8 * NT);
+        const float v = -bias[k * NT * 8 + n];
+        const uint32_t hi = tf32_bits(v);
+        const float rest = v - __uint_as_float(hi);  // exact: the bits hi dropped
+        const uint32_t mid = tf32_bits(rest);
+        const uint32_t part[3] = {hi, mid, __float_as_uint(rest - __uint_as_float(mid))};  // lo: exact
+        const int at = (k >> 2) * 128 * NT + (n >> 3) * 128 + (n & 7) * 16 + (k & 3) * 4;
 #pragma unroll
-        for (int b = 0; b < 2; ++b) {
-            const float k = -bias[(tig + 4 * b) * NT * 8 + nt * 8 + g];
-            const uint32_t hi = tf32_bits(k);
-            const float rest = k - __uint_as_float(hi);  // exact: the bits hi dropped
-            const uint32_t mid = tf32_bits(rest);
-            part[b][0] = hi;
-            part[b][1] = mid;
-            part[b][2] = __float_as_uint(rest - __uint_as_float(mid));  // exact, a few bits
-        }
-        frag[nt * 64 + lane] = make_uint4(part[0][0], part[1][0], part[0][1], part[1][1]);
-        frag[nt * 64 + 32 + lane] = make_uint4(part[0][2], part[1][2], 0u, 0u);
+        for (int P = 0; P < 3; ++P) *reinterpret_cast<uint32_t*>(b + P * 256 * NT + at) = part[P];
     }
+    fence_async_shared();
 }
 
-// A tile's scales as the mma's A fragment: s[0] rows g, g + 8 of block tig; s[1] of block tig + 4
-// (from the tile's two units). The largest part first: it cancels most of acc (~1024 times the
-// result, the codes' offset), which then takes the smaller parts with only the result's rounding.
+// Issues acc += S (-K) as one group: s the tile's scales as the A fragment (s[0] rows g, g + 8
+// of block tig; s[1] of block tig + 4, from the tile's two units), b_desc the operand's first part.
+// The largest part first: it cancels most of acc (~1024 times the result, the codes' offset), which
+// then takes the smaller parts with only the result's rounding.
 template <int NT>
-__device__ __forceinline__ void bias_product(const uint4* frag, int lane, const uint32_t (&s)[2][2],
-                                             float (&acc)[NT][4]) {
+__device__ __forceinline__ void issue_bias(const uint32_t (&s)[2][2], uint64_t b_desc, float (&acc)[NT][4]) {
+    float(&d)[4 * NT] = reinterpret_cast<float(&)[4 * NT]>(acc);
+    const uint32_t a[4] = {s[0][0], s[0][1], s[1][0], s[1][1]};
+    wgmma_fence_operands(d);
+    wgmma_fence();
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-        const uint4 hm = frag[nt * 64 + lane], lo = frag[nt * 64 + 32 + lane];
-        mma_tf32(acc[nt], s[0][0], s[0][1], s[1][0], s[1][1], hm.x, hm.y);
-        mma_tf32(acc[nt], s[0][0], s[0][1], s[1][0], s[1][1], hm.z, hm.w);
-        mma_tf32(acc[nt], s[0][0], s[0][1], s[1][0], s[1][1], lo.x, lo.y);
-    }
+    for (int P = 0; P < 3; ++P) wgmma_tf32<8 * NT>(d, a, b_desc + ((P * 256 * NT) >> 4));
+    wgmma_commit();
+    wgmma_fence_operands(d);
 }
 #endif
 
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kRecordWarps * 32) stage_records_kernel(Matmul
 // (each block stages its slice from x).
 // halves: the record's x copied in two halves (a unit's quant blocks each), the first tile's
 // units waiting for their own half only; else whole before the first tile. BiasMma: the bias
-// sums subtracted on the tensor cores once a tile-slice (bias_product), not a block at a time.
+// sums subtracted on the tensor cores once a tile-slice (issue_bias), not a block at a time.
 template <int NT, bool BiasMma>
 __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     wgmma_decode_kernel(DecodeParams p, const uint8_t* records, bool halves) {
@@ -303,12 +303,12 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     } else {
         stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
     }
-    [[maybe_unused]] uint4* const frag =
-        reinterpret_cast<uint4*>(smem + wg_record_bytes(NT) + wg_rings_bytes());
+    uint8_t* const bias_b = smem + wg_record_bytes(NT) + wg_rings_bytes();
     if constexpr (BiasMma) {
-        bias_fragments<NT>(bias, frag);
+        bias_operand<NT>(bias, bias_b);
         __syncthreads();
     }
+    [[maybe_unused]] const uint64_t bias_desc = wgmma_desc(bias_b, 128 * NT, 128);
     // Block tig's of a unit's four fp16 scales of a row (two words), as tf32 bits.
     const uint32_t scale_sel = (2 * tig) | ((2 * tig + 1) << 4);  // __byte_perm's selector
     [[maybe_unused]] auto scale_bits = [scale_sel](uint2 s) {
@@ -334,7 +334,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
         float d[2][4 * NT];
         uint32_t f[2][8][4];
         float pd0 = 0.0f, pd1 = 0.0f;        // the scales of the block in flight before this one
-        [[maybe_unused]] uint32_t sc[2][2];  // bias_product's A: rows g, g + 8 of blocks tig, tig + 4
+        [[maybe_unused]] uint32_t sc[2][2];  // issue_bias's A: rows g, g + 8 of blocks tig, tig + 4
         Unit cur;
 #pragma unroll
         for (int q = 0; q < kSliceBlocks; ++q) {
@@ -360,10 +360,12 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
             pd0 = w.d0;
             pd1 = w.d1;
         }
+        // The bias group follows the last block's into the tensor cores while they still run it
+        // (acc has taken the blocks before), so the wait below is the last block's alone.
+        if constexpr (BiasMma) issue_bias<NT>(sc, bias_desc, acc);
         wgmma_wait<0>();
         wgmma_fence_operands(d[(kSliceBlocks - 1) & 1]);
         apply_block<NT, BiasMma>(d[(kSliceBlocks - 1) & 1], pd0, pd1, kSliceBlocks - 1, bias, tig, acc);
-        if constexpr (BiasMma) bias_product<NT>(frag, lane, sc, acc);
         if (tile_at(u) < t1) stores.store(tile_at(u), g, acc);
     }
     if (wait_halves) {  // a warp without tiles: no copy may still be landing as the block leaves

@@ -111,4 +111,48 @@ __device__ __forceinline__ void wgmma_f16(float (&d)[N / 2], const uint32_t (&a)
 #endif
 }
 
+// d += A B, m64nNk8, tf32 inputs (A: 64 x 8 in the registers and layout of mma.sync's m16n8k8 tf32
+// A fragment, each warp its 16 rows; B: 8 x N from shared memory through a descriptor), fp32
+// accumulators as wgmma_f16's.
+template <int N>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
+#ifdef NIWA_WGMMA
+    if constexpr (N == 8) {
+        asm volatile(
+            "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
+            : "memory");
+    } else if constexpr (N == 16) {
+        asm volatile(
+            "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, "
+            "%12, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
+            : "memory");
+    } else if constexpr (N == 24) {
+        asm volatile(
+            "wgmma.mma_async.sync.aligned.m64n24k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, "
+            "{%12,%13,%14,%15}, %16, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
+            : "memory");
+    } else {
+        static_assert(N == 32, "wgmma_tf32: N is 8, 16, 24 or 32");
+        asm volatile(
+            "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+            "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,"
+            "%14,%15}, {%16,%17,%18,%19}, %20, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+              "+f"(d[15])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
+            : "memory");
+    }
+#else
+    (void)d, (void)a, (void)desc;
+#endif
+}
+
 }  // namespace niwa::kernels::cuda
