@@ -30,10 +30,6 @@ namespace niwa::kernels::cuda {
 NIWA_MMA_F32(mma_f16, "m16n8k16.row.col.f32.f16.f16.f32")
 // The same in bf16 (a bf16 KV pool's K and V reach the tensor cores unconverted).
 NIWA_MMA_F32(mma_bf16, "m16n8k16.row.col.f32.bf16.bf16.f32")
-// One m16n8k8 tile of tf32 (fp32 bits whose low 13 the tensor cores ignore): a0 (row g, column
-// tig), a1 (g + 8, tig), a2 (g, tig + 4), a3 (g + 8, tig + 4); b0 (row tig, column g), b1 (tig + 4,
-// g); c as mma_f16's.
-NIWA_MMA_F32(mma_tf32, "m16n8k8.row.col.f32.tf32.tf32.f32")
 #undef NIWA_MMA_F32
 
 // d = A · B for one m16n8k32 tile of u8 A (weight codes) and s8 B (int8 x), int32 sums from

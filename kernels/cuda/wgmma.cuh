@@ -111,9 +111,10 @@ __device__ __forceinline__ void wgmma_f16(float (&d)[N / 2], const uint32_t (&a)
 #endif
 }
 
-// d += A B, m64nNk8, tf32 inputs (A: 64 x 8 in the registers and layout of mma.sync's m16n8k8 tf32
-// A fragment, each warp its 16 rows; B: 8 x N from shared memory through a descriptor), fp32
-// accumulators as wgmma_f16's.
+// d += A B, m64nNk8, tf32 inputs (fp32 bits whose low 13 the tensor cores ignore), fp32
+// accumulators as wgmma_f16's. A: 64 x 8 in registers, each warp its 16 rows, thread (g, tig) of a
+// warp a[0] (row g, column tig), a[1] (g + 8, tig), a[2] (g, tig + 4), a[3] (g + 8, tig + 4); B: 8 x N
+// from shared memory through a descriptor.
 template <int N>
 __device__ __forceinline__ void wgmma_tf32(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
 #ifdef NIWA_WGMMA
