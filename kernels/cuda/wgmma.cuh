@@ -62,50 +62,50 @@ __device__ __forceinline__ uint64_t wgmma_desc(const void* p, uint32_t k_stride,
            (static_cast<uint64_t>(n_stride >> 4) << 32);
 }
 
+// One register-A wgmma m64nN of N = 8, 16, 24 or 32 into d (N / 2 accumulators a thread) from a,
+// desc and the scale-d immediate kScaleD: TYPES is what follows the shape's N ("k16.f32.f16.f16"),
+// TAIL what follows imm-scale-b (an fp16 B's imm-trans-b; nothing for tf32).
+// clang-format off
+#define NIWA_WGMMA_PRED(n) "{\n.reg .pred p;\nsetp.ne.b32 p, %" #n ", 0;\n"
+#define NIWA_WGMMA_IN "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(kScaleD)
+#define NIWA_WGMMA_D8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define NIWA_WGMMA_D16 NIWA_WGMMA_D8, "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define NIWA_WGMMA_D24 NIWA_WGMMA_D16, "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+#define NIWA_WGMMA_D32 NIWA_WGMMA_D24, "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define NIWA_WGMMA_RS(TYPES, TAIL)                                                                           \
+    if constexpr (N == 8) {                                                                                  \
+        asm volatile(NIWA_WGMMA_PRED(9) "wgmma.mma_async.sync.aligned.m64n8" TYPES                           \
+                                        " {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1" TAIL ";\n}\n"           \
+                     : NIWA_WGMMA_D8 : NIWA_WGMMA_IN                                                         \
+                     : "memory");                                                                            \
+    } else if constexpr (N == 16) {                                                                          \
+        asm volatile(NIWA_WGMMA_PRED(13) "wgmma.mma_async.sync.aligned.m64n16" TYPES                         \
+                                         " {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, 1" TAIL    \
+                                         ";\n}\n"                                                            \
+                     : NIWA_WGMMA_D16 : NIWA_WGMMA_IN                                                        \
+                     : "memory");                                                                            \
+    } else if constexpr (N == 24) {                                                                          \
+        asm volatile(NIWA_WGMMA_PRED(17) "wgmma.mma_async.sync.aligned.m64n24" TYPES                         \
+                                         " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, "     \
+                                         "%16, p, 1, 1" TAIL ";\n}\n"                                        \
+                     : NIWA_WGMMA_D24 : NIWA_WGMMA_IN                                                        \
+                     : "memory");                                                                            \
+    } else {                                                                                                 \
+        static_assert(N == 32, "a wgmma's N is 8, 16, 24 or 32");                                            \
+        asm volatile(NIWA_WGMMA_PRED(21) "wgmma.mma_async.sync.aligned.m64n32" TYPES                         \
+                                         " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "        \
+                                         "{%16,%17,%18,%19}, %20, p, 1, 1" TAIL ";\n}\n"                     \
+                     : NIWA_WGMMA_D32 : NIWA_WGMMA_IN                                                        \
+                     : "memory");                                                                            \
+    }
+// clang-format on
+
 // d = (Acc ? d : 0) + A B, m64nNk16, fp16 inputs, fp32 accumulators.
 template <int N, bool Acc>
 __device__ __forceinline__ void wgmma_f16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
 #ifdef NIWA_WGMMA
     constexpr int kScaleD = Acc ? 1 : 0;
-    if constexpr (N == 8) {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1, "
-            "0;\n}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(kScaleD)
-            : "memory");
-    } else if constexpr (N == 16) {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, "
-            "%12, "
-            "p, 1, 1, 0;\n}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(kScaleD)
-            : "memory");
-    } else if constexpr (N == 24) {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %17, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n24k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, "
-            "{%12,%13,%14,%15}, %16, p, 1, 1, 0;\n}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(kScaleD)
-            : "memory");
-    } else {
-        static_assert(N == 32, "wgmma_f16: N is 8, 16, 24 or 32");
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-            "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,"
-            "%14,%15}, {%16,%17,%18,%19}, %20, p, 1, 1, 0;\n}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
-              "+f"(d[15])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(kScaleD)
-            : "memory");
-    }
+    NIWA_WGMMA_RS("k16.f32.f16.f16", ", 0")
 #else
     (void)d, (void)a, (void)desc;
 #endif
@@ -118,42 +118,18 @@ __device__ __forceinline__ void wgmma_f16(float (&d)[N / 2], const uint32_t (&a)
 template <int N>
 __device__ __forceinline__ void wgmma_tf32(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
 #ifdef NIWA_WGMMA
-    if constexpr (N == 8) {
-        asm volatile(
-            "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, 1, 1, 1;\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
-            : "memory");
-    } else if constexpr (N == 16) {
-        asm volatile(
-            "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, "
-            "%12, 1, 1, 1;\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
-            : "memory");
-    } else if constexpr (N == 24) {
-        asm volatile(
-            "wgmma.mma_async.sync.aligned.m64n24k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, "
-            "{%12,%13,%14,%15}, %16, 1, 1, 1;\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
-            : "memory");
-    } else {
-        static_assert(N == 32, "wgmma_tf32: N is 8, 16, 24 or 32");
-        asm volatile(
-            "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
-            "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,"
-            "%14,%15}, {%16,%17,%18,%19}, %20, 1, 1, 1;\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
-              "+f"(d[15])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
-            : "memory");
-    }
+    constexpr int kScaleD = 1;
+    NIWA_WGMMA_RS("k8.f32.tf32.tf32", "")
 #else
     (void)d, (void)a, (void)desc;
 #endif
 }
+#undef NIWA_WGMMA_RS
+#undef NIWA_WGMMA_D32
+#undef NIWA_WGMMA_D24
+#undef NIWA_WGMMA_D16
+#undef NIWA_WGMMA_D8
+#undef NIWA_WGMMA_IN
+#undef NIWA_WGMMA_PRED
 
 }  // namespace niwa::kernels::cuda
