@@ -79,7 +79,7 @@ __host__ __device__ constexpr size_t wg_record_bytes(int nt) {
 }
 static_assert(wg_record_bytes(1) % 16 == 0, "a record is copied in 16-byte units");
 // The bias sums as the tf32 wgmma's B operand (bias_operand): three parts of 8 blocks x 8 NT x rows.
-__host__ __device__ constexpr size_t wg_frag_bytes(int nt) {
+__host__ __device__ constexpr size_t wg_bias_operand_bytes(int nt) {
     return static_cast<size_t>(3) * 8 * 8 * nt * 4;
 }
 __host__ __device__ constexpr size_t wg_rings_bytes() {
@@ -89,7 +89,7 @@ __host__ __device__ constexpr size_t wg_rings_bytes() {
 // second half, the bias sums) and sum_slices' flag.
 constexpr int kWgTailBytes = 48;
 __host__ __device__ constexpr size_t wg_smem_bytes(int nt) {
-    return wg_record_bytes(nt) + wg_rings_bytes() + wg_frag_bytes(nt) + kWgTailBytes;
+    return wg_record_bytes(nt) + wg_rings_bytes() + wg_bias_operand_bytes(nt) + kWgTailBytes;
 }
 __host__ __device__ constexpr int wg_blocks_per_sm(int nt) {
     return nt == 1 ? 2 : 1;
@@ -361,7 +361,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
             pd1 = w.d1;
         }
         // The bias group follows the last block's into the tensor cores while they still run it
-        // (acc has taken the blocks before), so the wait below is the last block's alone.
+        // (acc has taken the blocks before): it needs no wait of its own, the last block's covers it.
         if constexpr (BiasMma) issue_bias<NT>(sc, bias_desc, acc);
         wgmma_wait<0>();
         wgmma_fence_operands(d[(kSliceBlocks - 1) & 1]);
