@@ -100,7 +100,7 @@ public:
     bool record_halves() const { return record_halves_; }
     void set_record_halves(bool on) { record_halves_ = on; }
     // Whether the wgmma decode kernel subtracts x's bias sums on the tensor cores once a
-    // tile-slice (a tf32 mma, the sums split exactly in three), rather than one FADD an output a
+    // tile-slice (three tf32 wgmma, the sums split exactly in three), rather than one FADD an output a
     // quant block as the register kernel does (then its bits are the register kernel's): on
     // unless NIWA_WGMMA_BIAS_MMA=0 in the environment (for measurements); tests set both.
     bool wgmma_bias_mma() const { return wgmma_bias_mma_; }

@@ -2,8 +2,9 @@
 // the warpgroup its 16 rows, in the registers and layout of mma.sync's m16n8k16 A fragment) times
 // B (16 x N fp16, N = 8..32) read from shared memory through a descriptor, into N / 2 fp32
 // accumulators a thread (thread (g, tig) of warp w: d[4 c + i] is row 16 w + g + 8 (i / 2),
-// column 8 c + 2 tig + i % 2). Only code built for sm_90a has these instructions
-// (__CUDA_ARCH_FEAT_SM90_ALL); elsewhere the wrappers are empty and a kernel using them must not run.
+// column 8 c + 2 tig + i % 2); and the same with tf32 inputs, k8 (wgmma_tf32: the bias sums' share of
+// a tile-slice). Only code built for sm_90a has these instructions (__CUDA_ARCH_FEAT_SM90_ALL);
+// elsewhere the wrappers are empty and a kernel using them must not run.
 #pragma once
 
 #include <cstdint>
