@@ -72,6 +72,7 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     wgmma_bias_mma_ = !env_switched_off("NIWA_WGMMA_BIAS_MMA");
     ab_first_ = !env_switched_off("NIWA_AB_FIRST");
     decode_x8_ = !env_switched_off("NIWA_DECODE_X8");
+    if (const long long mb = env_count("NIWA_WGMMA_MIN_MB")) wgmma_min_bytes_ = static_cast<size_t>(mb) << 20;
 }
 
 CudaOps::~CudaOps() {

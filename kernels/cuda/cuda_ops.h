@@ -75,6 +75,10 @@ public:
     // Whether this device runs the wgmma decode kernel: an sm_90 GPU, and sm_90a code built.
     bool has_wgmma_decode() const;
     void set_decode_gemm(DecodeGemm g) { decode_gemm_ = g; }
+    // The smallest matrix Auto gives the wgmma kernel at 9-32 rows (decode_kernel, matmul.cu):
+    // kWgmmaMinBytes, or NIWA_WGMMA_MIN_MB=N in the environment (for measurements).
+    static constexpr size_t kWgmmaMinBytes = size_t(4) << 20;
+    size_t wgmma_min_bytes() const { return wgmma_min_bytes_; }
     // Whether rotated_matmul builds its input inside the register decode kernel
     // (matmul_decode.cuh, stage_rotated) where that kernel runs and takes it (1-4 rows), and
     // matmul_conv1d_silu runs the conv as a decode kernel stores its outputs (decode steps);
@@ -285,6 +289,7 @@ private:
     bool overlap_ = false;
     PrefillGemm prefill_gemm_ = PrefillGemm::Auto;
     DecodeGemm decode_gemm_ = DecodeGemm::Auto;
+    size_t wgmma_min_bytes_ = kWgmmaMinBytes;
     bool fuse_inputs_ = true;
     bool norms_in_matmuls_ = true;
     bool early_reads_ = true;

@@ -294,7 +294,10 @@ void check_alignment(const Weight& w) {
 // - on an sm_90 GPU, 9-32 rows and 4 MiB or more: the wgmma kernel (at 24 rows, alone: the
 //   FFN's gate+up 43.0 µs against 63.1, the head 245 against 275; batch-24 steps +15 %; at 8 rows
 //   and below it is the slower, and so is the k+v matrix: sixteenth pass; forced at 9-16 rows,
-//   batch 10 +11 %, 12 +4.5 %, 16 +3.3 %: seventeenth pass);
+//   batch 10 +11 %, 12 +4.5 %, 16 +3.3 %: seventeenth pass; the threshold swept on an H100 in the
+//   forty-fifth pass, NIWA_WGMMA_MIN_MB: the output projections (8.4 MB) on the staged kernel
+//   instead cost batch 24 2.7 % (12 and 16 rows +0.2 %, within the rounds' spread), with q+gate
+//   3.8 %, with qkv+z and the down 11.3 %);
 // - the rest (smaller matrices, and the large ones at 17-32 rows without wgmma): the staged kernel,
 //   except where it would need two passes (25-32 rows on a 99 KiB device, sm_120): the register
 //   kernel, which takes 32 rows in one. Reasoned, not measured (no sm_120 GPU here): two passes
@@ -306,7 +309,7 @@ CudaOps::DecodeGemm decode_kernel(const CudaOps& ops, const MatmulArgs& a) {
     using G = CudaOps::DecodeGemm;
     const size_t bytes = static_cast<size_t>(a.out) * a.stride;
     if (a.n <= (a.type == DType::PQ2_0T ? 4 : 2)) return G::Registers;
-    if (a.n > 8 && bytes >= (size_t(4) << 20) && wgmma_decode_takes(ops, a)) return G::Wgmma;
+    if (a.n > 8 && bytes >= ops.wgmma_min_bytes() && wgmma_decode_takes(ops, a)) return G::Wgmma;
     if (bytes >= (size_t(128) << 20) || a.in >= 16384) return G::Ring;
     if (bytes >= (size_t(20) << 20) && a.n <= 16) return G::Ring;
     return staged_decode_one_pass(ops, a) ? G::Staged : G::Registers;
