@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -183,6 +183,15 @@ icache() {
   mkdir -p build-gpu
   nvcc -O3 -std=c++17 -arch=sm_90a tests/gpu/icache.cu -o build-gpu/icache
   build-gpu/icache | tee "$out/icache.jsonl"
+}
+
+clusters() {
+  # Whether a decode matmul's K slices could meet inside a thread block cluster: how many clusters
+  # of 1-16 blocks of the wgmma kernel's footprint fit at once, and a cluster barrier's round
+  # against the counter round the kernels use now (clusters.cu).
+  mkdir -p build-gpu
+  nvcc -O3 -std=c++17 -arch=sm_90a tests/gpu/clusters.cu -o build-gpu/clusters
+  build-gpu/clusters | tee "$out/clusters.jsonl"
 }
 
 mma_rate() {
