@@ -190,7 +190,7 @@ clusters() {
   # of 1-16 blocks of the wgmma kernel's footprint fit at once, and a cluster barrier's round
   # against the counter round the kernels use now (clusters.cu).
   mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch=sm_90a tests/gpu/clusters.cu -o build-gpu/clusters
+  nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/clusters.cu -o build-gpu/clusters
   build-gpu/clusters | tee "$out/clusters.jsonl"
 }
 
