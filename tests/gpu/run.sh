@@ -169,37 +169,36 @@ stalls() {
   python3 tests/gpu/ncu_stalls.py /tmp/niwa-stalls-source.csv --top 40 | tee "$out/stalls.txt"
 }
 
+probe() {
+  # A standalone measurement program: tests/gpu/$1.cu built for $2 and run, its JSON lines to $out/$3.
+  mkdir -p build-gpu
+  nvcc -O3 -std=c++17 -arch="$2" -I. "tests/gpu/$1.cu" -o "build-gpu/$1"
+  "build-gpu/$1" | tee "$out/$3"
+}
+
 patterns() {
   # The decode matmuls' weight reads by access pattern alone, no arithmetic (read_pattern.cu):
   # the copy bound, the split kernel's units, and the same units stored tile by tile.
-  mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/read_pattern.cu -o build-gpu/read_pattern
-  build-gpu/read_pattern | tee "$out/read-pattern.jsonl"
+  probe read_pattern sm_90 read-pattern.jsonl
 }
 
 icache() {
   # What code out of the instruction caches costs a launch: straight-line kernels of 0.1-128 KB,
   # the same one again and again or 2, 4, 8 and 16 copies in turn (icache.cu).
-  mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch=sm_90a tests/gpu/icache.cu -o build-gpu/icache
-  build-gpu/icache | tee "$out/icache.jsonl"
+  probe icache sm_90a icache.jsonl
 }
 
 clusters() {
   # Whether a decode matmul's K slices could meet inside a thread block cluster: how many clusters
   # of 1-16 blocks of the wgmma kernel's footprint fit at once, and a cluster barrier's round
   # against the counter round the kernels use now (clusters.cu).
-  mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/clusters.cu -o build-gpu/clusters
-  build-gpu/clusters | tee "$out/clusters.jsonl"
+  probe clusters sm_90a clusters.jsonl
 }
 
 mma_rate() {
   # The tensor-core rate the decode matmuls' arithmetic can reach on an SM, by warps and
   # accumulator chains, bare and fed as the decode kernels feed it (mma_rate.cu).
-  mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/mma_rate.cu -o build-gpu/mma_rate
-  build-gpu/mma_rate | tee "$out/mma-rate.jsonl"
+  probe mma_rate sm_90a mma-rate.jsonl
 }
 
 sanitize() {
