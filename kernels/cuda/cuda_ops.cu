@@ -67,7 +67,6 @@ CudaOps::CudaOps(int device, Precision precision) : device_(device), precision_(
     if (const long long n = env_count("NIWA_ATTN_WAVES")) attn_waves_ = static_cast<int>(std::min(n, 64LL));
     if (const long long n = env_count("NIWA_ATTN_MIN_SPLIT_TOKENS"))
         attn_min_split_tokens_ = static_cast<int>(std::min(n, 1LL << 20));
-    prestage_x_ = !env_switched_off("NIWA_PRESTAGE_X");
     record_halves_ = !env_switched_off("NIWA_RECORD_HALVES");
     wgmma_bias_mma_ = !env_switched_off("NIWA_WGMMA_BIAS_MMA");
     ab_first_ = !env_switched_off("NIWA_AB_FIRST");

@@ -93,11 +93,6 @@ public:
     // cached tokens, the recurrent delta rule its state): where the step is settled
     // (StepInfo::settled), unless NIWA_EARLY_READS=0 in the environment (for measurements).
     bool reads_early(const StepInfo& step) const { return step.settled && early_reads_; }
-    // Whether the wgmma decode kernel's x is staged once a call by a kernel before it, each block
-    // copying its slice's record (matmul_decode_wgmma.cu), rather than by every block from x: on
-    // unless NIWA_PRESTAGE_X=0 in the environment (for measurements); tests set both.
-    bool prestage_x() const { return prestage_x_; }
-    void set_prestage_x(bool on) { prestage_x_ = on; }
     // Whether each wgmma block copies its record's x in two halves, its first tile's units waiting
     // for their own half only (else whole before its first tile): on unless NIWA_RECORD_HALVES=0
     // in the environment (for measurements; docs/BENCHMARKS.md, forty-second pass).
@@ -296,7 +291,6 @@ private:
     int64_t shared_sum_outputs_ = kSharedSumOutputs;
     int attn_waves_ = 0;  // 0: by the cap (attn_waves)
     int attn_min_split_tokens_ = kMinSplitTokens;
-    bool prestage_x_ = true;
     bool record_halves_ = true;
     bool wgmma_bias_mma_ = true;
     bool ab_first_ = true;

@@ -105,13 +105,8 @@ __device__ __forceinline__ float block_bias(uint32_t w0, uint32_t w1, float weig
 // sums them with its shuffles: one pass, no division, no second barrier. Only the rows below n:
 // the others reach only output columns >= n (an mma's columns are independent), which are never
 // stored. Ends with the block synchronised.
-// Where stage_x puts word `word` (8 p + e) of x row r's quant block qb: x rows kXWords words apart
-// (the mma.sync kernels; RowLayout), or as a wgmma operand (matmul_decode_wgmma.cu). kAsyncProxy:
-// the tensor cores read it through the async proxy, so the stores are fenced for it.
-struct RowLayout {
-    static constexpr bool kAsyncProxy = false;
-    __device__ __forceinline__ static int at(int r, int qb, int word) { return r * kXWords + qb * 64 + word; }
-};
+// Word `word` (8 p + e) of x row r's quant block qb is xs[r kXWords + 64 qb + word] (the mma.sync
+// kernels' layout; the wgmma kernel's records are stage_records_kernel's, matmul_decode_wgmma.cu).
 
 // Lane `lane`'s share of staging one x row's quant block (xr: its 128 values): the values at
 // positions at0, at0 + 8, at1, at1 + 8 (load), as the fp16 pairs of words lane and lane + 32
@@ -139,7 +134,7 @@ struct StageLane {
     }
 };
 
-template <int NT, WordPairs W, typename Layout = RowLayout>
+template <int NT, WordPairs W>
 __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, uint32_t* xs, float* bias) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     const int rows = min(static_cast<int>(a.n), NT * 8);
@@ -172,8 +167,9 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
 #pragma unroll
         for (int j = 0; j < K; ++j)
             if (i0 + j * warps < items) {
-                xs[Layout::at(r[j], qb[j], lane)] = w0[j];
-                xs[Layout::at(r[j], qb[j], lane + 32)] = w1[j];
+                uint32_t* word = xs + r[j] * kXWords + qb[j] * 64 + lane;
+                word[0] = w0[j];
+                word[32] = w1[j];
                 if (lane == 0) bias[qb[j] * NT * 8 + r[j]] = sum[j];
             }
     };
@@ -182,7 +178,6 @@ __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, u
         batch(i0, std::integral_constant<int, kBatch>{});
     if constexpr (kBatch > 1)
         for (; i0 < items; i0 += 2 * warps) batch(i0, std::integral_constant<int, 2>{});
-    if constexpr (Layout::kAsyncProxy) fence_async_shared();
     __syncthreads();
 }
 

@@ -26,7 +26,9 @@
 // block, as stage_x stages it) into a record a slice, which each block copies whole into shared
 // memory with the bulk copy engine (bulk_copy.cuh): staged by every block, a 24-row call's x cost
 // ~6.5 µs of it and 26 blocks converted each slice again (docs/BENCHMARKS.md, seventeenth and
-// twenty-first passes). With CudaOps::prestage_x off each block stages its slice itself.
+// twenty-first passes). Each block staging its own slice (stage_x) stayed as a switch until the
+// forty-eighth pass: 21 of the kernel's 68.5 KB of code; without it (47 KB) batch 24 ran 0.5 %
+// faster on an H200, 32 0.7 %, 16 1.1 % slower.
 //
 // x is staged as the wgmma's B operand, K-major without swizzle: for each quant block qb, code
 // word half w (the thread's word 2 tig + w) and pair e, a column of 8 NT rows x 16 bytes (row r:
@@ -52,10 +54,9 @@ namespace {
 constexpr int kWgWarps = 12;
 constexpr int kWgRing = 4;  // units in a warp's ring: three in flight ahead of the one decoded
 
-// stage_x's layout for the wgmma: word 8 p + e of x row r's quant block qb (p = 4 w + tig).
+// Where a record holds word 8 p + e of x row r's quant block qb (p = 4 w + tig; stage_x's words).
 template <int NT>
 struct WgmmaX {
-    static constexpr bool kAsyncProxy = true;
     static constexpr int kRows = 8 * NT;
     __device__ __forceinline__ static int at(int r, int qb, int word) {
         const int p = word >> 3, e = word & 7;
@@ -73,7 +74,7 @@ __host__ __device__ constexpr size_t wg_x_bytes(int nt) {
 __host__ __device__ constexpr size_t wg_bias_bytes(int nt) {
     return static_cast<size_t>(kSliceBlocks) * 8 * nt * 4;
 }
-// x's slice and its bias sums: what a block stages, or copies as one record (stage_records_kernel).
+// x's slice and its bias sums: the record a block copies (stage_records_kernel writes them).
 __host__ __device__ constexpr size_t wg_record_bytes(int nt) {
     return wg_x_bytes(nt) + wg_bias_bytes(nt);
 }
@@ -239,8 +240,7 @@ __global__ void __launch_bounds__(kRecordWarps * 32) stage_records_kernel(Matmul
 #endif
 }
 
-// records: x's slices as stage_records_kernel writes them (each block copies its own), or null
-// (each block stages its slice from x).
+// records: x's slices as stage_records_kernel writes them, each block copying its own.
 // halves: the record's x copied in two halves (a unit's quant blocks each), the first tile's
 // units waiting for their own half only; else whole before the first tile. BiasMma: the bias
 // sums subtracted on the tensor cores once a tile-slice (issue_bias), not a block at a time.
@@ -278,31 +278,26 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
     UnitRing<kWgRing, decltype(fill)> ring{fill, slots, units};
 
     uint64_t* copied = reinterpret_cast<uint64_t*>(smem + wg_smem_bytes(NT) - kWgTailBytes);
-    if (records && threadIdx.x == 0)
+    if (threadIdx.x == 0)
         for (int i = 0; i < 3; ++i) mbarrier_init(copied + i);
     __syncthreads();
 
     pdl_release();
     ring.prime();
     pdl_wait();
-    const bool wait_halves = records && halves;
-    if (records) {
-        const uint8_t* rec = records + slice * wg_record_bytes(NT);
-        constexpr uint32_t kHalf = static_cast<uint32_t>(wg_x_bytes(NT) / 2);
-        if (threadIdx.x == 0) {
-            bulk_copy_to_shared(smem + wg_x_bytes(NT), rec + wg_x_bytes(NT), wg_bias_bytes(NT), copied + 2);
-            if (halves) {
-                bulk_copy_to_shared(smem, rec, kHalf, copied);
-                bulk_copy_to_shared(smem + kHalf, rec + kHalf, kHalf, copied + 1);
-            } else {
-                bulk_copy_to_shared(smem, rec, wg_x_bytes(NT), copied);
-            }
+    const uint8_t* rec = records + slice * wg_record_bytes(NT);
+    constexpr uint32_t kHalf = static_cast<uint32_t>(wg_x_bytes(NT) / 2);
+    if (threadIdx.x == 0) {
+        bulk_copy_to_shared(smem + wg_x_bytes(NT), rec + wg_x_bytes(NT), wg_bias_bytes(NT), copied + 2);
+        if (halves) {
+            bulk_copy_to_shared(smem, rec, kHalf, copied);
+            bulk_copy_to_shared(smem + kHalf, rec + kHalf, kHalf, copied + 1);
+        } else {
+            bulk_copy_to_shared(smem, rec, wg_x_bytes(NT), copied);
         }
-        mbarrier_wait(copied + 2, 0);
-        if (!halves) mbarrier_wait(copied, 0);
-    } else {
-        stage_x<NT, WordPairs::Adjacent, WgmmaX<NT>>(a, slice * kSliceBlocks, kSliceBlocks, xs, bias);
     }
+    mbarrier_wait(copied + 2, 0);
+    if (!halves) mbarrier_wait(copied, 0);
     uint8_t* const bias_b = smem + wg_record_bytes(NT) + wg_rings_bytes();
     if constexpr (BiasMma) {
         bias_operand<NT>(bias, bias_b);
@@ -341,7 +336,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
             const int j = q % kUnitBlocks;
             if (j == 0) {
                 // x's half of these quant blocks, in the first tile (a unit's blocks are a half).
-                if (wait_halves && u == 0) mbarrier_wait(copied + q / kUnitBlocks, 0);
+                if (halves && u == 0) mbarrier_wait(copied + q / kUnitBlocks, 0);
                 next_unit(u + q / kUnitBlocks, cur);
                 if constexpr (BiasMma) {
                     const int h = q / kUnitBlocks;
@@ -368,7 +363,7 @@ __global__ void __launch_bounds__(kWgWarps * 32, wg_blocks_per_sm(NT))
         apply_block<NT, BiasMma>(d[(kSliceBlocks - 1) & 1], pd0, pd1, kSliceBlocks - 1, bias, tig, acc);
         if (tile_at(u) < t1) stores.store(tile_at(u), g, acc);
     }
-    if (wait_halves) {  // a warp without tiles: no copy may still be landing as the block leaves
+    if (halves) {  // a warp without tiles: no copy may still be landing as the block leaves
         mbarrier_wait(copied, 0);
         mbarrier_wait(copied + 1, 0);
     }
@@ -406,26 +401,22 @@ void launch_wgmma_decode(CudaOps& ops, const MatmulArgs& a) {
     for_each_row_group(a, kDecodeMaxRows, [&](const MatmulArgs& pass) {
         with_x_tiles(static_cast<int>((pass.n + 7) / 8), [&](auto x_tiles) {
             constexpr int NT = decltype(x_tiles)::value;
-            const uint8_t* records = nullptr;
-            if (ops.prestage_x()) {
-                const size_t bytes =
-                    wg_record_bytes(NT) * static_cast<size_t>(pass.in / (kSliceBlocks * kQuantBlock));
-                auto* r = static_cast<uint8_t*>(ops.workspace(CudaOps::Workspace::DecodeX, bytes));
-                const int64_t items = pass.n * (pass.in / kQuantBlock);
-                NIWA_CUDA_CHECK(
-                    launch_overlapping(ops.overlap_launches(), stage_records_kernel<NT>,
-                                       dim3(static_cast<unsigned>((items + kRecordWarps - 1) / kRecordWarps)),
-                                       dim3(kRecordWarps * 32), 0, ops.stream(), pass, r));
-                records = r;
-            }
+            const size_t bytes =
+                wg_record_bytes(NT) * static_cast<size_t>(pass.in / (kSliceBlocks * kQuantBlock));
+            auto* records = static_cast<uint8_t*>(ops.workspace(CudaOps::Workspace::DecodeX, bytes));
+            const int64_t items = pass.n * (pass.in / kQuantBlock);
+            NIWA_CUDA_CHECK(
+                launch_overlapping(ops.overlap_launches(), stage_records_kernel<NT>,
+                                   dim3(static_cast<unsigned>((items + kRecordWarps - 1) / kRecordWarps)),
+                                   dim3(kRecordWarps * 32), 0, ops.stream(), pass, records));
             auto launch = [&](auto bias_mma) {
                 auto* kernel = wgmma_decode_kernel<NT, decltype(bias_mma)::value>;
                 static std::atomic<uint64_t> configured{0};
                 static std::atomic<int> cached[64] = {};
                 allow_max_smem(ops, kernel, configured);
                 const int n = blocks_per_sm(ops, kernel, kWgWarps * 32, wg_smem_bytes(NT), cached);
-                launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n), records,
-                            ops.record_halves());
+                launch_wave(ops, kernel, kWgWarps * 32, pass, wg_smem_bytes(NT), std::max(1, n),
+                            static_cast<const uint8_t*>(records), ops.record_halves());
             };
             if (ops.wgmma_bias_mma())
                 launch(std::true_type{});

@@ -491,8 +491,8 @@ private slots:
     }
 
     // The wgmma decode kernel (PQ2_0T of whole runs, on sm_90 GPUs): against the CPU and the register
-    // kernel on the same weights and x, with x staged once a call (copied by each block from its
-    // slice's record, whole or in halves) and by each block. With the bias sums subtracted a quant
+    // kernel on the same weights and x, x staged once a call and copied by each block from its
+    // slice's record, whole or in halves. With the bias sums subtracted a quant
     // block at a time (the register kernel's sums in its order) bit for bit the register kernel; on
     // the tensor cores once a tile-slice (the default), within 2e-4 of its largest output (1.6e-5 to
     // 6.6e-5 on an H100: the rounding of sums ~1024 times the outputs, the codes' offset, which a
@@ -513,15 +513,14 @@ private slots:
             {4096, 17408, 17, 0, 0, 0, 0}, {640, 3072, 32, 0, 0, 5, 0},  {512, 2048, 31, 0, 0, 0, 0},
         };
         struct Way {
-            bool prestaged, halves, bias_mma;
+            bool halves, bias_mma;
             const char* name;
         };
         const Way ways[] = {
-            {true, true, true, "prestaged in halves, bias on the tensor cores"},
-            {true, false, true, "prestaged whole, bias on the tensor cores"},
-            {false, false, true, "staged by each block, bias on the tensor cores"},
-            {true, true, false, "prestaged in halves, bias a block at a time"},
-            {false, false, false, "staged by each block, bias a block at a time"},
+            {true, true, "x in halves, bias on the tensor cores"},
+            {false, true, "x whole, bias on the tensor cores"},
+            {true, false, "x in halves, bias a block at a time"},
+            {false, false, "x whole, bias a block at a time"},
         };
         for (const Case& c : cases) {
             std::vector<float> via_registers;
@@ -532,7 +531,6 @@ private slots:
                 std::vector<float> via_wgmma;
                 std::mt19937 rng_w(6000);
                 cuda.set_decode_gemm(G::Wgmma);
-                cuda.set_prestage_x(way.prestaged);
                 cuda.set_record_halves(way.halves);
                 cuda.set_wgmma_bias_mma(way.bias_mma);
                 const double err_w = run_case(b, DType::PQ2_0T, c, rng_w, &via_wgmma);
@@ -562,7 +560,6 @@ private slots:
             }
         }
         cuda.set_decode_gemm(G::Auto);
-        cuda.set_prestage_x(true);
         cuda.set_record_halves(true);
         cuda.set_wgmma_bias_mma(true);
     }
