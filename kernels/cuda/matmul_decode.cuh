@@ -97,17 +97,6 @@ __device__ __forceinline__ float block_bias(uint32_t w0, uint32_t w1, float weig
     return sum[0];
 }
 
-// x's slice (quant blocks qb0 .. qb0 + nqb) into xs as fp16 pairs, word 8 p + e of a block =
-// inputs (16 w + e, 16 w + e + 8) of code word w = position_word<W>(p), times 4^-s; with, per
-// quant block and x row, the sum of (1024 4^-s + 1) x over the fp16 values stored (= (1024 +
-// 4^s) times the stored x 4^-s), which biased_code_pair's offset adds. A warp takes one x row's
-// quant block at a time, lane j its words j and j + 32 (the same e, so the same factor), and
-// sums them with its shuffles: one pass, no division, no second barrier. Only the rows below n:
-// the others reach only output columns >= n (an mma's columns are independent), which are never
-// stored. Ends with the block synchronised.
-// Word `word` (8 p + e) of x row r's quant block qb is xs[r kXWords + 64 qb + word] (the mma.sync
-// kernels' layout; the wgmma kernel's records are stage_records_kernel's, matmul_decode_wgmma.cu).
-
 // Lane `lane`'s share of staging one x row's quant block (xr: its 128 values): the values at
 // positions at0, at0 + 8, at1, at1 + 8 (load), as the fp16 pairs of words lane and lane + 32
 // times 4^-s (pack), whose bias sums take `weight` (block_biases).
@@ -134,6 +123,16 @@ struct StageLane {
     }
 };
 
+// x's slice (quant blocks qb0 .. qb0 + nqb) into xs as fp16 pairs, word 8 p + e of a block =
+// inputs (16 w + e, 16 w + e + 8) of code word w = position_word<W>(p), times 4^-s; with, per
+// quant block and x row, the sum of (1024 4^-s + 1) x over the fp16 values stored (= (1024 +
+// 4^s) times the stored x 4^-s), which biased_code_pair's offset adds. A warp takes one x row's
+// quant block at a time, lane j its words j and j + 32 (the same e, so the same factor), and
+// sums them with its shuffles: one pass, no division, no second barrier. Only the rows below n:
+// the others reach only output columns >= n (an mma's columns are independent), which are never
+// stored. Ends with the block synchronised.
+// Word `word` (8 p + e) of x row r's quant block qb is xs[r kXWords + 64 qb + word] (the mma.sync
+// kernels' layout; the wgmma kernel's records are stage_records_kernel's, matmul_decode_wgmma.cu).
 template <int NT, WordPairs W>
 __device__ __forceinline__ void stage_x(const MatmulArgs& a, int qb0, int nqb, uint32_t* xs, float* bias) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
