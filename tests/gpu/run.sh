@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [dataflow] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -193,6 +193,14 @@ clusters() {
   # of 1-16 blocks of the wgmma kernel's footprint fit at once, and a cluster barrier's round
   # against the counter round the kernels use now (clusters.cu).
   probe clusters sm_90a clusters.jsonl
+}
+
+dataflow() {
+  # Whether a persistent kernel streaming each SM's share of a batch-1 step's matmul weights
+  # through a shared-memory ring, waiting only for free slots, keeps the copy rate through the
+  # links' dependencies (dataflow_chain.cu): exactness first, then by ring depth, with and without
+  # the waits.
+  probe dataflow_chain sm_90a dataflow-chain.jsonl
 }
 
 mma_rate() {

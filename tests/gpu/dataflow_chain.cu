@@ -1,0 +1,477 @@
+// Can a persistent kernel keep a batch-1 step's weights streaming at the copy rate through the
+// step's phase changes? The thirtieth pass's chain (kernels/cuda/matmul_chain.cu) ran the step's
+// matmuls as one kernel and stayed at 61 % of the copy rate (73 % with no waits at all): each link
+// started its loads only after the barrier before it, and loading ahead competed with the link's
+// own last tiles. This probe tests the other shape of the plan (docs/BENCHMARKS.md, forty-ninth
+// pass): per SM one producer thread streams the SM's share of every link's weights, link after
+// link, into a ring of shared-memory slots with bulk copies, waiting only for free slots, never
+// for data; consumer warps wait for the link before to finish (a counter a link, all blocks) only
+// to stage their x. So the ring, not the barrier, decides when bytes are asked for.
+//
+// The links are the 27B layout's one-row matmuls in step order (per layer q+k+v or qkv+z, the
+// attention or GDN output, gate+up, down; the head last), each a matrix of random ternary codes
+// (2 bits a weight, no scales: a row of K inputs is K / 4 bytes). A block takes whole rows, all
+// of K (no cross-slice sums): link L's x is the first K outputs of link L-1 (fp16 in global
+// memory), quantised to int8 by its absmax, and a row's sum is sum(code x) - sum(x) on dp4a,
+// scaled back (and by sqrt(1.5 / K), so the values keep their size link after link) into fp16.
+//
+// Measured, a line of JSON each: the copy bandwidth (cudaMemcpy device to device, bytes read +
+// written), then the chain's time and its weight bytes' share of the copy rate, by ring depth,
+// with the waits and without them (wrong results: what the stream and the arithmetic reach).
+// Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
+// Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "cuda_check.h"
+#include "kernels/cuda/bulk_copy.cuh"
+#include "kernels/cuda/wait_bound.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+using niwa::kernels::cuda::bulk_copy_to_shared;
+using niwa::kernels::cuda::globaltimer_ns;
+using niwa::kernels::cuda::kWaitTrapNs;
+using niwa::kernels::cuda::mbarrier_init;
+using niwa::kernels::cuda::mbarrier_wait;
+using niwa::kernels::cuda::smem_addr;
+
+constexpr int kConsumerWarps = 8;
+constexpr int kThreads = 32 * (1 + kConsumerWarps);  // warp 0 is the producer
+constexpr int kSlotBytes = 20 * 1024;
+constexpr int kMaxSlots = 9;
+constexpr int kMaxK = 17408;
+constexpr int kMaxWordsPerThread = kMaxK / 4 / (32 * kConsumerWarps) + 1;  // x staging, 4 inputs a word
+constexpr int kMaxLinks = 320;
+
+struct Link {
+    const uint32_t* w;  // [n][k / 16]: weight 16 v + 4 j + s of a row at bits 8 j + 2 s of word v
+    __half* y;          // [n]
+    int k, n;
+    // sqrt(1.5 / k): a row of k ternary weights, 2 / 3 of them nonzero, grows x's rms by sqrt(2 k / 3).
+    float rk;
+};
+
+__constant__ Link kLinks[kMaxLinks];
+
+struct Chain {
+    int first, links;  // links [first, first + links) of kLinks
+    const __half* x0;  // link 0's x [k0]
+    unsigned* done;    // [links]: blocks finished with each link, zero before a launch
+    int slots;         // ring depth, 2 .. kMaxSlots
+    bool wait;         // false: stage x without waiting (wrong results; the ceiling)
+};
+
+__host__ __device__ inline int share_begin(int n, int b, int blocks) {
+    return static_cast<int>(static_cast<int64_t>(n) * b / blocks);
+}
+
+// Rows a slot holds of a row of k inputs.
+__host__ __device__ inline int slot_rows(int k) {
+    return kSlotBytes / (k / 4);
+}
+
+__device__ __forceinline__ void mbarrier_init_count(uint64_t* bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void consumers_sync() {
+    asm volatile("bar.sync 1, %0;" ::"n"(32 * kConsumerWarps) : "memory");
+}
+
+// x of link L into xs as int8 words: word 4 v + s holds inputs 16 v + 4 j + s (j = 0..3) as its
+// bytes, the order the weight word v's fields take after a shift by 2 s. Returns the scale.
+__device__ float stage_x(const __half* src, int k, int8_t* xs, int* sum_x, float* red_f, int* red_i) {
+    const int t = static_cast<int>(threadIdx.x) - 32, words = k / 4;
+    __half v[kMaxWordsPerThread][4];
+    float m = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kMaxWordsPerThread; ++i) {
+        const int word = t + i * 32 * kConsumerWarps;
+        if (word < words) {
+            const int base = 16 * (word >> 2) + (word & 3);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                v[i][j] =
+                    __ushort_as_half(__ldcg(reinterpret_cast<const unsigned short*>(src) + base + 4 * j));
+                m = fmaxf(m, fabsf(__half2float(v[i][j])));
+            }
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((t & 31) == 0) red_f[t >> 5] = m;
+    consumers_sync();
+    m = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kConsumerWarps; ++w) m = fmaxf(m, red_f[w]);
+    const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < kMaxWordsPerThread; ++i) {
+        const int word = t + i * 32 * kConsumerWarps;
+        if (word < words) {
+            uint32_t packed = 0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int q = __float2int_rn(__half2float(v[i][j]) * inv);
+                s += q;
+                packed |= (static_cast<uint32_t>(q) & 0xffu) << (8 * j);
+            }
+            reinterpret_cast<uint32_t*>(xs)[word] = packed;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if ((t & 31) == 0) red_i[t >> 5] = s;
+    consumers_sync();
+    s = 0;
+#pragma unroll
+    for (int w = 0; w < kConsumerWarps; ++w) s += red_i[w];
+    *sum_x = s;
+    return scale;
+}
+
+// One row's sum(code x) over k inputs (a warp; lane l takes words l, l + 32, ...).
+__device__ __forceinline__ int row_dot(const uint32_t* row, const uint4* xs, int words, int lane) {
+    int acc = 0;
+    for (int v = lane; v < words; v += 32) {
+        const uint32_t w = row[v];
+        const uint4 x = xs[v];
+        // Codes 0..2 read as signed bytes are themselves; x's bytes are signed.
+        acc = __dp4a(static_cast<int>(w & 0x03030303u), static_cast<int>(x.x), acc);
+        acc = __dp4a(static_cast<int>((w >> 2) & 0x03030303u), static_cast<int>(x.y), acc);
+        acc = __dp4a(static_cast<int>((w >> 4) & 0x03030303u), static_cast<int>(x.z), acc);
+        acc = __dp4a(static_cast<int>((w >> 6) & 0x03030303u), static_cast<int>(x.w), acc);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    return acc;
+}
+
+__global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constant__ Chain c) {
+    extern __shared__ __align__(128) uint8_t smem[];
+    uint8_t* ring = smem;
+    int8_t* xs = reinterpret_cast<int8_t*>(smem + kMaxSlots * kSlotBytes);
+    uint64_t* full = reinterpret_cast<uint64_t*>(smem + kMaxSlots * kSlotBytes + kMaxK);
+    uint64_t* empty = full + kMaxSlots;
+    float* red_f = reinterpret_cast<float*>(empty + kMaxSlots);
+    int* red_i = reinterpret_cast<int*>(red_f + kConsumerWarps);
+    const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+    const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < c.slots; ++i) {
+            mbarrier_init(&full[i]);
+            mbarrier_init_count(&empty[i], kConsumerWarps);
+        }
+    }
+    __syncthreads();
+
+    if (warp == 0) {
+        // The producer: every link's share, slot after slot, waiting only for a free slot.
+        if (lane != 0) return;
+        int slot = 0;
+        uint32_t round = 0;
+        for (int l = c.first; l < c.first + c.links; ++l) {
+            const Link& L = kLinks[l];
+            const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
+            const int per = slot_rows(L.k), row_bytes = L.k / 4;
+            for (int r = r0; r < r1; r += per) {
+                if (round > 0) mbarrier_wait(&empty[slot], (round - 1) & 1);
+                const int nr = min(per, r1 - r);
+                bulk_copy_to_shared(
+                    ring + slot * kSlotBytes,
+                    reinterpret_cast<const uint8_t*>(L.w) + static_cast<int64_t>(r) * row_bytes,
+                    static_cast<uint32_t>(nr * row_bytes), &full[slot]);
+                if (++slot == c.slots) {
+                    slot = 0;
+                    ++round;
+                }
+            }
+        }
+        return;
+    }
+
+    // The consumers.
+    const int cw = warp - 1;
+    int slot = 0;
+    uint32_t round = 0;
+    int turn = 0;  // rows of the share so far, round robin over the warps
+    for (int l = c.first; l < c.first + c.links; ++l) {
+        const Link& L = kLinks[l];
+        if (l > c.first && c.wait) {
+            if (threadIdx.x == 32) {
+                const uint64_t start = globaltimer_ns();
+                while (load_acquire(&c.done[l - 1]) < static_cast<unsigned>(blocks)) {
+                    if (globaltimer_ns() - start > kWaitTrapNs) __trap();
+                }
+            }
+            consumers_sync();
+        }
+        int sum_x;
+        const float scale = stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, &sum_x, red_f, red_i);
+        const float ys = scale * L.rk;
+        const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
+        const int per = slot_rows(L.k), words = L.k / 16;
+        turn = 0;
+        for (int r = r0; r < r1; r += per) {
+            mbarrier_wait(&full[slot], round & 1);
+            const int nr = min(per, r1 - r);
+            const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
+            for (int j = 0; j < nr; ++j, ++turn) {
+                if (turn % kConsumerWarps != cw) continue;
+                const int dot =
+                    row_dot(rows + j * words, reinterpret_cast<const uint4*>(xs), words, lane) - sum_x;
+                if (lane == 0) L.y[r + j] = __float2half_rn(static_cast<float>(dot) * ys);
+            }
+            __syncwarp();
+            if (lane == 0) mbarrier_arrive(&empty[slot]);
+            if (++slot == c.slots) {
+                slot = 0;
+                ++round;
+            }
+        }
+        // The block's rows of link l are stored: one release for all of them (the barrier orders
+        // every warp's stores before thread 32's count), and x's staging buffer is free again.
+        consumers_sync();
+        if (threadIdx.x == 32)
+            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&c.done[l]), "r"(1u) : "memory");
+    }
+}
+
+// Random ternary codes (0, 1, 2: weight code - 1) into n words, from a seed: a 32-bit mix of the
+// word's index, then an LCG step a field, its top 16 bits scaled to 0..2 (32-bit arithmetic only:
+// 64-bit division would take the GPU over a minute for the 27B layout's 1.6 G words).
+__global__ void fill_codes(uint32_t* w, size_t n, uint32_t seed) {
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+        uint32_t h = static_cast<uint32_t>(i) ^ static_cast<uint32_t>(i >> 32) ^ seed;
+        h ^= h >> 16;
+        h *= 0x7feb352du;
+        h ^= h >> 15;
+        h *= 0x846ca68bu;
+        h ^= h >> 16;
+        uint32_t word = 0;
+        for (int f = 0; f < 16; ++f) {
+            h = h * 1664525u + 1013904223u;
+            word |= (((h >> 16) * 3u) >> 16) << (2 * f);
+        }
+        w[i] = word;
+    }
+}
+
+// The CPU oracle of one link: the same quantisation, sums and roundings.
+std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<__half>& src, int k, int n,
+                             float rk) {
+    std::vector<int8_t> q(k);
+    float m = 0.0f;
+    for (int i = 0; i < k; ++i) m = std::max(m, std::fabs(__half2float(src[i])));
+    const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
+    int sum_x = 0;
+    for (int i = 0; i < k; ++i) {
+        q[i] = static_cast<int8_t>(std::nearbyint(__half2float(src[i]) * inv));
+        sum_x += q[i];
+    }
+    std::vector<__half> y(n);
+    const float ys = scale * rk;
+    for (int r = 0; r < n; ++r) {
+        int dot = 0;
+        for (int v = 0; v < k / 16; ++v) {
+            const uint32_t word = w[static_cast<size_t>(r) * (k / 16) + v];
+            for (int j = 0; j < 4; ++j)
+                for (int s = 0; s < 4; ++s)
+                    dot += static_cast<int>((word >> (8 * j + 2 * s)) & 3u) * q[16 * v + 4 * j + s];
+        }
+        y[r] = __float2half_rn(static_cast<float>(dot - sum_x) * ys);
+    }
+    return y;
+}
+
+double copy_gb_s() {
+    const size_t bytes = size_t(1) << 30;
+    void *a, *b;
+    CHECK(cudaMalloc(&a, bytes));
+    CHECK(cudaMalloc(&b, bytes));
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+    float best = 1e30f;
+    for (int i = 0; i < 10; ++i) {
+        CHECK(cudaEventRecord(e0));
+        CHECK(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        best = std::min(best, ms);
+    }
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    return 2.0 * bytes / (best * 1e-3) / 1e9;
+}
+
+}  // namespace
+
+int main() {
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    const double copy = copy_gb_s();
+    std::printf("{\"gpu\": \"%s\", \"sms\": %d, \"copy_gb_s\": %.1f}\n", prop.name, prop.multiProcessorCount,
+                copy);
+
+    // The 27B layout's one-row matmuls in step order (kernels/../MODEL.md: 64 layers, every
+    // fourth full attention; q+k+v stacked at one token as since e48e381).
+    std::vector<std::pair<int, int>> shapes;  // (k, n)
+    for (int layer = 0; layer < 64; ++layer) {
+        const bool attention = (layer + 1) % 4 == 0;
+        shapes.push_back({5120, attention ? 14336 : 16384});
+        shapes.push_back({6144, 5120});
+        shapes.push_back({5120, 34816});
+        shapes.push_back({17408, 5120});
+    }
+    shapes.push_back({5120, 248320});
+    Chain c{};
+    c.links = static_cast<int>(shapes.size());
+    size_t weight_bytes = 0, y_elems = 0;
+    for (const auto& [k, n] : shapes) {
+        weight_bytes += static_cast<size_t>(n) * k / 4;
+        y_elems += n;
+    }
+    uint8_t* w;
+    __half *y, *x0;
+    CHECK(cudaMalloc(&w, weight_bytes));
+    CHECK(cudaMalloc(&y, y_elems * sizeof(__half)));
+    CHECK(cudaMalloc(&x0, shapes[0].first * sizeof(__half)));
+    CHECK(cudaMalloc(&c.done, kMaxLinks * sizeof(unsigned)));
+    size_t wo = 0, yo = 0;
+    std::vector<Link> links(c.links);
+    for (int l = 0; l < c.links; ++l) {
+        const auto [k, n] = shapes[l];
+        links[l] = Link{reinterpret_cast<const uint32_t*>(w + wo), y + yo, k, n,
+                        std::sqrt(1.5f / static_cast<float>(k))};
+        wo += static_cast<size_t>(n) * k / 4;
+        yo += n;
+    }
+    CHECK(cudaMemcpyToSymbol(kLinks, links.data(), links.size() * sizeof(Link)));
+    fill_codes<<<4 * prop.multiProcessorCount, 256>>>(reinterpret_cast<uint32_t*>(w), weight_bytes / 4,
+                                                      12345u);
+    CHECK(cudaGetLastError());
+    std::vector<__half> hx(shapes[0].first);
+    uint32_t s = 7;
+    for (auto& v : hx) {
+        s = s * 1664525u + 1013904223u;
+        v = __float2half(static_cast<float>(static_cast<int>(s >> 8) % 2001 - 1000) / 250.0f);
+    }
+    CHECK(cudaMemcpy(x0, hx.data(), hx.size() * sizeof(__half), cudaMemcpyHostToDevice));
+    c.x0 = x0;
+
+    const size_t smem =
+        kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) + 2 * kConsumerWarps * 4;
+    CHECK(cudaFuncSetAttribute(chain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem)));
+    const int blocks = prop.multiProcessorCount;
+    const int all = c.links;
+    auto launch = [&](int slots, bool wait, int first = 0, int count = -1) {
+        c.slots = slots;
+        c.wait = wait;
+        c.first = first;
+        c.links = count < 0 ? all : count;
+        void* args[] = {&c};
+        CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(chain_kernel), dim3(blocks), dim3(kThreads),
+                                          args, smem, 0));
+    };
+
+    // Exactness: the first links against the CPU oracle, at the deepest ring and the shallowest.
+    const int checked = 6;
+    for (int slots : {kMaxSlots, 2}) {
+        CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+        launch(slots, true);
+        CHECK(cudaDeviceSynchronize());
+        std::vector<__half> src = hx;
+        int bad = 0;
+        for (int l = 0; l < checked && !bad; ++l) {
+            const Link& L = links[l];
+            std::vector<uint32_t> hw(static_cast<size_t>(L.n) * L.k / 16);
+            CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
+            std::vector<__half> got(L.n);
+            CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
+            const std::vector<__half> want = cpu_link(hw, src, L.k, L.n, L.rk);
+            for (int r = 0; r < L.n; ++r)
+                if (__half_as_ushort(got[r]) != __half_as_ushort(want[r])) {
+                    if (bad++ < 3)
+                        std::printf("link %d row %d: %g, the CPU %g\n", l, r, __half2float(got[r]),
+                                    __half2float(want[r]));
+                }
+            std::printf(
+                "{\"check\": \"link %d\", \"slots\": %d, \"k\": %d, \"n\": %d, \"mismatches\": %d, \"y0\": "
+                "%g}\n",
+                l, slots, L.k, L.n, bad, __half2float(got[0]));
+            src.assign(got.begin(), got.begin() + links[l + 1].k);
+        }
+        if (bad) return 1;
+    }
+
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    const double bound_us = weight_bytes / (copy * 1e9) * 1e6;
+    for (bool wait : {true, false})
+        for (int slots : {kMaxSlots, 6, 4, 2}) {
+            std::vector<float> ms;
+            for (int i = 0; i < 6; ++i) {
+                CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+                CHECK(cudaEventRecord(e0));
+                launch(slots, wait);
+                CHECK(cudaEventRecord(e1));
+                CHECK(cudaEventSynchronize(e1));
+                float t;
+                CHECK(cudaEventElapsedTime(&t, e0, e1));
+                if (i > 0) ms.push_back(t);
+            }
+            std::sort(ms.begin(), ms.end());
+            const double us = ms[ms.size() / 2] * 1e3;
+            std::printf(
+                "{\"links\": %d, \"slots\": %d, \"wait\": %s, \"weight_bytes\": %zu, \"us\": %.1f, "
+                "\"best_us\": %.1f, "
+                "\"bound_us\": %.1f, \"fraction\": %.4f}\n",
+                all, slots, wait ? "true" : "false", weight_bytes, us, ms[0] * 1e3, bound_us, bound_us / us);
+        }
+    // The same kernel launched once a link (stream order in place of the counters' waits): what
+    // one persistent launch buys over a kernel boundary a link, the arithmetic the same.
+    std::vector<float> ms;
+    for (int i = 0; i < 6; ++i) {
+        CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+        CHECK(cudaEventRecord(e0));
+        for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        float t;
+        CHECK(cudaEventElapsedTime(&t, e0, e1));
+        if (i > 0) ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double us = ms[ms.size() / 2] * 1e3;
+    std::printf(
+        "{\"links\": %d, \"slots\": %d, \"launch_per_link\": true, \"us\": %.1f, \"best_us\": %.1f, "
+        "\"bound_us\": %.1f, "
+        "\"fraction\": %.4f}\n",
+        all, kMaxSlots, us, ms[0] * 1e3, bound_us, bound_us / us);
+    return 0;
+}
