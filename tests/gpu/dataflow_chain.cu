@@ -432,46 +432,34 @@ int main() {
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
     const double bound_us = weight_bytes / (copy * 1e9) * 1e6;
-    for (bool wait : {true, false})
-        for (int slots : {kMaxSlots, 6, 4, 2}) {
-            std::vector<float> ms;
-            for (int i = 0; i < 6; ++i) {
-                CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
-                CHECK(cudaEventRecord(e0));
-                launch(slots, wait);
-                CHECK(cudaEventRecord(e1));
-                CHECK(cudaEventSynchronize(e1));
-                float t;
-                CHECK(cudaEventElapsedTime(&t, e0, e1));
-                if (i > 0) ms.push_back(t);
-            }
-            std::sort(ms.begin(), ms.end());
-            const double us = ms[ms.size() / 2] * 1e3;
-            std::printf(
-                "{\"links\": %d, \"slots\": %d, \"wait\": %s, \"weight_bytes\": %zu, \"us\": %.1f, "
-                "\"best_us\": %.1f, "
-                "\"bound_us\": %.1f, \"fraction\": %.4f}\n",
-                all, slots, wait ? "true" : "false", weight_bytes, us, ms[0] * 1e3, bound_us, bound_us / us);
+    // Runs `chain` six times (the counters zeroed before each, outside the timing) and prints its
+    // median and best time, the first run left out.
+    auto time_chain = [&](const char* form, int slots, auto&& chain) {
+        std::vector<float> ms;
+        for (int i = 0; i < 6; ++i) {
+            CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+            CHECK(cudaEventRecord(e0));
+            chain();
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            float t;
+            CHECK(cudaEventElapsedTime(&t, e0, e1));
+            if (i > 0) ms.push_back(t);
         }
+        std::sort(ms.begin(), ms.end());
+        const double us = ms[ms.size() / 2] * 1e3;
+        std::printf(
+            "{\"links\": %d, \"form\": \"%s\", \"slots\": %d, \"weight_bytes\": %zu, \"us\": %.1f, "
+            "\"best_us\": %.1f, \"bound_us\": %.1f, \"fraction\": %.4f}\n",
+            all, form, slots, weight_bytes, us, ms[0] * 1e3, bound_us, bound_us / us);
+    };
+    for (bool wait : {true, false})
+        for (int slots : {kMaxSlots, 6, 4, 2})
+            time_chain(wait ? "one kernel" : "one kernel, no waits", slots, [&] { launch(slots, wait); });
     // The same kernel launched once a link (stream order in place of the counters' waits): what
     // one persistent launch buys over a kernel boundary a link, the arithmetic the same.
-    std::vector<float> ms;
-    for (int i = 0; i < 6; ++i) {
-        CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
-        CHECK(cudaEventRecord(e0));
+    time_chain("a launch a link", kMaxSlots, [&] {
         for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        float t;
-        CHECK(cudaEventElapsedTime(&t, e0, e1));
-        if (i > 0) ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    const double us = ms[ms.size() / 2] * 1e3;
-    std::printf(
-        "{\"links\": %d, \"slots\": %d, \"launch_per_link\": true, \"us\": %.1f, \"best_us\": %.1f, "
-        "\"bound_us\": %.1f, "
-        "\"fraction\": %.4f}\n",
-        all, kMaxSlots, us, ms[0] * 1e3, bound_us, bound_us / us);
+    });
     return 0;
 }
