@@ -63,7 +63,7 @@ __constant__ Link kLinks[kMaxLinks];
 struct Chain {
     int first, links;  // links [first, first + links) of kLinks
     const __half* x0;  // link 0's x [k0]
-    unsigned* done;    // [links]: blocks finished with each link, zero before a launch
+    unsigned* done;    // [kMaxLinks]: blocks finished with link l of kLinks, zero before a launch
     int slots;         // ring depth, 2 .. kMaxSlots
     bool wait;         // false: stage x without waiting (wrong results; the ceiling)
 };
