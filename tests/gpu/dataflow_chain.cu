@@ -17,7 +17,8 @@
 //
 // Measured, a line of JSON each: the copy bandwidth (cudaMemcpy device to device, bytes read +
 // written), then the chain's time and its weight bytes' share of the copy rate, by ring depth,
-// with the waits and without them (wrong results: what the stream and the arithmetic reach).
+// with the waits and without them (wrong results: what the stream and the arithmetic reach), and
+// the ring alone (consumers that only free the slots: what the bulk copies reach).
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -66,6 +67,7 @@ struct Chain {
     unsigned* done;    // [kMaxLinks]: blocks finished with link l of kLinks, zero before a launch
     int slots;         // ring depth, 2 .. kMaxSlots
     bool wait;         // false: stage x without waiting (wrong results; the ceiling)
+    bool compute;      // false: the consumers only free the slots (no x, no sums: the ring's own rate)
 };
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
@@ -224,15 +226,16 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
             }
             consumers_sync();
         }
-        int sum_x;
-        const float scale = stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, &sum_x, red_f, red_i);
+        int sum_x = 0;
+        const float scale =
+            c.compute ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, &sum_x, red_f, red_i) : 0.0f;
         const float ys = scale * L.rk;
         const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
         const int per = slot_rows(L.k), words = L.k / 16;
         turn = 0;
         for (int r = r0; r < r1; r += per) {
             mbarrier_wait(&full[slot], round & 1);
-            const int nr = min(per, r1 - r);
+            const int nr = c.compute ? min(per, r1 - r) : 0;
             const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
             for (int j = 0; j < nr; ++j, ++turn) {
                 if (turn % kConsumerWarps != cw) continue;
@@ -388,9 +391,10 @@ int main() {
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
-    auto launch = [&](int slots, bool wait, int first = 0, int count = -1) {
+    auto launch = [&](int slots, bool wait, int first = 0, int count = -1, bool compute = true) {
         c.slots = slots;
         c.wait = wait;
+        c.compute = compute;
         c.first = first;
         c.links = count < 0 ? all : count;
         void* args[] = {&c};
@@ -456,6 +460,10 @@ int main() {
     for (bool wait : {true, false})
         for (int slots : {kMaxSlots, 6, 4, 2})
             time_chain(wait ? "one kernel" : "one kernel, no waits", slots, [&] { launch(slots, wait); });
+    // The ring alone: the consumers free each slot as it lands, no x and no sums (what the producer's
+    // bulk copies reach through the slots' barriers, the ceiling of the forms above).
+    for (int slots : {kMaxSlots, 2})
+        time_chain("ring only", slots, [&] { launch(slots, true, 0, -1, false); });
     // The same kernel launched once a link (stream order in place of the counters' waits): what
     // one persistent launch buys over a kernel boundary a link, the arithmetic the same.
     time_chain("a launch a link", kMaxSlots, [&] {
