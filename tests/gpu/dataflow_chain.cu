@@ -18,7 +18,8 @@
 // Measured, a line of JSON each: the copy bandwidth (cudaMemcpy device to device, bytes read +
 // written), then the chain's time and its weight bytes' share of the copy rate, by ring depth,
 // with the waits and without them (wrong results: what the stream and the arithmetic reach), and
-// the ring alone (consumers that only free the slots: what the bulk copies reach).
+// the ring alone (consumers that only free the slots: what the bulk copies reach); then where the
+// consumers' time goes: x staged without the rows, and the rows on independent dp4a chains.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -67,7 +68,9 @@ struct Chain {
     unsigned* done;    // [kMaxLinks]: blocks finished with link l of kLinks, zero before a launch
     int slots;         // ring depth, 2 .. kMaxSlots
     bool wait;         // false: stage x without waiting (wrong results; the ceiling)
-    bool compute;      // false: the consumers only free the slots (no x, no sums: the ring's own rate)
+    bool stage;        // false: no x staged (wrong results)
+    bool rows;         // false: no rows summed, the slots only freed (with !stage: the ring's own rate)
+    bool ilp;          // rows summed by row_dot_ilp (independent chains) instead of row_dot
 };
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
@@ -167,6 +170,29 @@ __device__ __forceinline__ int row_dot(const uint32_t* row, const uint4* xs, int
     return acc;
 }
 
+// row_dot with independent dependency chains: two words a lane an iteration (v and v + 32), four
+// accumulators, so the loads of an iteration and its dp4a chains overlap (k / 16 a multiple of 64).
+__device__ __forceinline__ int row_dot_ilp(const uint32_t* row, const uint4* xs, int words, int lane) {
+    int a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#pragma unroll 2
+    for (int v = lane; v < words; v += 64) {
+        const uint32_t w0 = row[v], w1 = row[v + 32];
+        const uint4 x0 = xs[v], x1 = xs[v + 32];
+        a0 = __dp4a(static_cast<int>(w0 & 0x03030303u), static_cast<int>(x0.x), a0);
+        a1 = __dp4a(static_cast<int>((w0 >> 2) & 0x03030303u), static_cast<int>(x0.y), a1);
+        a2 = __dp4a(static_cast<int>((w0 >> 4) & 0x03030303u), static_cast<int>(x0.z), a2);
+        a3 = __dp4a(static_cast<int>((w0 >> 6) & 0x03030303u), static_cast<int>(x0.w), a3);
+        a0 = __dp4a(static_cast<int>(w1 & 0x03030303u), static_cast<int>(x1.x), a0);
+        a1 = __dp4a(static_cast<int>((w1 >> 2) & 0x03030303u), static_cast<int>(x1.y), a1);
+        a2 = __dp4a(static_cast<int>((w1 >> 4) & 0x03030303u), static_cast<int>(x1.z), a2);
+        a3 = __dp4a(static_cast<int>((w1 >> 6) & 0x03030303u), static_cast<int>(x1.w), a3);
+    }
+    int acc = (a0 + a1) + (a2 + a3);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    return acc;
+}
+
 __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constant__ Chain c) {
     extern __shared__ __align__(128) uint8_t smem[];
     uint8_t* ring = smem;
@@ -228,19 +254,21 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         }
         int sum_x = 0;
         const float scale =
-            c.compute ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, &sum_x, red_f, red_i) : 0.0f;
+            c.stage ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, &sum_x, red_f, red_i) : 0.0f;
         const float ys = scale * L.rk;
         const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
         const int per = slot_rows(L.k), words = L.k / 16;
         turn = 0;
         for (int r = r0; r < r1; r += per) {
             mbarrier_wait(&full[slot], round & 1);
-            const int nr = c.compute ? min(per, r1 - r) : 0;
+            const int nr = c.rows ? min(per, r1 - r) : 0;
             const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
             for (int j = 0; j < nr; ++j, ++turn) {
                 if (turn % kConsumerWarps != cw) continue;
-                const int dot =
-                    row_dot(rows + j * words, reinterpret_cast<const uint4*>(xs), words, lane) - sum_x;
+                const uint4* x4 = reinterpret_cast<const uint4*>(xs);
+                const int dot = (c.ilp ? row_dot_ilp(rows + j * words, x4, words, lane)
+                                       : row_dot(rows + j * words, x4, words, lane)) -
+                                sum_x;
                 if (lane == 0) L.y[r + j] = __float2half_rn(static_cast<float>(dot) * ys);
             }
             __syncwarp();
@@ -391,10 +419,14 @@ int main() {
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
-    auto launch = [&](int slots, bool wait, int first = 0, int count = -1, bool compute = true) {
+    // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
+    // the full link with row_dot_ilp.
+    auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
-        c.compute = compute;
+        c.stage = parts != 'r';
+        c.rows = parts == 'f' || parts == 'i';
+        c.ilp = parts == 'i';
         c.first = first;
         c.links = count < 0 ? all : count;
         void* args[] = {&c};
@@ -402,11 +434,13 @@ int main() {
                                           args, smem, 0));
     };
 
-    // Exactness: the first links against the CPU oracle, at the deepest ring and the shallowest.
+    // Exactness: the first links against the CPU oracle, at the deepest ring and the shallowest, and
+    // with row_dot_ilp.
     const int checked = 6;
-    for (int slots : {kMaxSlots, 2}) {
+    const std::pair<int, char> checks[] = {{kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}};
+    for (const auto& [slots, parts] : checks) {
         CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
-        launch(slots, true);
+        launch(slots, true, 0, -1, parts);
         CHECK(cudaDeviceSynchronize());
         std::vector<__half> src = hx;
         int bad = 0;
@@ -424,9 +458,9 @@ int main() {
                                     __half2float(want[r]));
                 }
             std::printf(
-                "{\"check\": \"link %d\", \"slots\": %d, \"k\": %d, \"n\": %d, \"mismatches\": %d, \"y0\": "
-                "%g}\n",
-                l, slots, L.k, L.n, bad, __half2float(got[0]));
+                "{\"check\": \"link %d\", \"slots\": %d, \"rows\": \"%s\", \"k\": %d, \"n\": %d, "
+                "\"mismatches\": %d, \"y0\": %g}\n",
+                l, slots, parts == 'i' ? "ilp" : "plain", L.k, L.n, bad, __half2float(got[0]));
             src.assign(got.begin(), got.begin() + links[l + 1].k);
         }
         if (bad) return 1;
@@ -462,8 +496,13 @@ int main() {
             time_chain(wait ? "one kernel" : "one kernel, no waits", slots, [&] { launch(slots, wait); });
     // The ring alone: the consumers free each slot as it lands, no x and no sums (what the producer's
     // bulk copies reach through the slots' barriers, the ceiling of the forms above).
-    for (int slots : {kMaxSlots, 2})
-        time_chain("ring only", slots, [&] { launch(slots, true, 0, -1, false); });
+    for (int slots : {kMaxSlots, 2}) time_chain("ring only", slots, [&] { launch(slots, true, 0, -1, 'r'); });
+    // Where the consumers' time goes: x staged a link without the rows (no waits), and the rows on
+    // independent chains, with and without the waits.
+    time_chain("x staged only, no waits", kMaxSlots, [&] { launch(kMaxSlots, false, 0, -1, 's'); });
+    for (bool wait : {true, false})
+        time_chain(wait ? "one kernel, ilp rows" : "one kernel, ilp rows, no waits", kMaxSlots,
+                   [&] { launch(kMaxSlots, wait, 0, -1, 'i'); });
     // The same kernel launched once a link (stream order in place of the counters' waits): what
     // one persistent launch buys over a kernel boundary a link, the arithmetic the same.
     time_chain("a launch a link", kMaxSlots, [&] {
