@@ -153,21 +153,30 @@ __device__ float stage_x(const __half* src, int k, int8_t* xs, int* sum_x, float
     return scale;
 }
 
+// Field s (0..3) of a code word: its codes 4 j + s as the bytes j. Codes 0..2 read as signed bytes
+// are themselves; x's bytes are signed.
+__device__ __forceinline__ int code_field(uint32_t w, int s) {
+    return static_cast<int>((w >> (2 * s)) & 0x03030303u);
+}
+
+__device__ __forceinline__ int warp_sum(int v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
 // One row's sum(code x) over k inputs (a warp; lane l takes words l, l + 32, ...).
 __device__ __forceinline__ int row_dot(const uint32_t* row, const uint4* xs, int words, int lane) {
     int acc = 0;
     for (int v = lane; v < words; v += 32) {
         const uint32_t w = row[v];
         const uint4 x = xs[v];
-        // Codes 0..2 read as signed bytes are themselves; x's bytes are signed.
-        acc = __dp4a(static_cast<int>(w & 0x03030303u), static_cast<int>(x.x), acc);
-        acc = __dp4a(static_cast<int>((w >> 2) & 0x03030303u), static_cast<int>(x.y), acc);
-        acc = __dp4a(static_cast<int>((w >> 4) & 0x03030303u), static_cast<int>(x.z), acc);
-        acc = __dp4a(static_cast<int>((w >> 6) & 0x03030303u), static_cast<int>(x.w), acc);
+        acc = __dp4a(code_field(w, 0), static_cast<int>(x.x), acc);
+        acc = __dp4a(code_field(w, 1), static_cast<int>(x.y), acc);
+        acc = __dp4a(code_field(w, 2), static_cast<int>(x.z), acc);
+        acc = __dp4a(code_field(w, 3), static_cast<int>(x.w), acc);
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    return acc;
+    return warp_sum(acc);
 }
 
 // row_dot with independent dependency chains: two words a lane an iteration (v and v + 32), four
@@ -178,19 +187,16 @@ __device__ __forceinline__ int row_dot_ilp(const uint32_t* row, const uint4* xs,
     for (int v = lane; v < words; v += 64) {
         const uint32_t w0 = row[v], w1 = row[v + 32];
         const uint4 x0 = xs[v], x1 = xs[v + 32];
-        a0 = __dp4a(static_cast<int>(w0 & 0x03030303u), static_cast<int>(x0.x), a0);
-        a1 = __dp4a(static_cast<int>((w0 >> 2) & 0x03030303u), static_cast<int>(x0.y), a1);
-        a2 = __dp4a(static_cast<int>((w0 >> 4) & 0x03030303u), static_cast<int>(x0.z), a2);
-        a3 = __dp4a(static_cast<int>((w0 >> 6) & 0x03030303u), static_cast<int>(x0.w), a3);
-        a0 = __dp4a(static_cast<int>(w1 & 0x03030303u), static_cast<int>(x1.x), a0);
-        a1 = __dp4a(static_cast<int>((w1 >> 2) & 0x03030303u), static_cast<int>(x1.y), a1);
-        a2 = __dp4a(static_cast<int>((w1 >> 4) & 0x03030303u), static_cast<int>(x1.z), a2);
-        a3 = __dp4a(static_cast<int>((w1 >> 6) & 0x03030303u), static_cast<int>(x1.w), a3);
+        a0 = __dp4a(code_field(w0, 0), static_cast<int>(x0.x), a0);
+        a1 = __dp4a(code_field(w0, 1), static_cast<int>(x0.y), a1);
+        a2 = __dp4a(code_field(w0, 2), static_cast<int>(x0.z), a2);
+        a3 = __dp4a(code_field(w0, 3), static_cast<int>(x0.w), a3);
+        a0 = __dp4a(code_field(w1, 0), static_cast<int>(x1.x), a0);
+        a1 = __dp4a(code_field(w1, 1), static_cast<int>(x1.y), a1);
+        a2 = __dp4a(code_field(w1, 2), static_cast<int>(x1.z), a2);
+        a3 = __dp4a(code_field(w1, 3), static_cast<int>(x1.w), a3);
     }
-    int acc = (a0 + a1) + (a2 + a3);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    return acc;
+    return warp_sum((a0 + a1) + (a2 + a3));
 }
 
 __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constant__ Chain c) {
@@ -238,9 +244,9 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
 
     // The consumers.
     const int cw = warp - 1;
+    const uint4* x4 = reinterpret_cast<const uint4*>(xs);
     int slot = 0;
     uint32_t round = 0;
-    int turn = 0;  // rows of the share so far, round robin over the warps
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
         if (l > c.first && c.wait) {
@@ -258,14 +264,13 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         const float ys = scale * L.rk;
         const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
         const int per = slot_rows(L.k), words = L.k / 16;
-        turn = 0;
+        int turn = 0;  // rows of the link's share so far, round robin over the warps
         for (int r = r0; r < r1; r += per) {
             mbarrier_wait(&full[slot], round & 1);
             const int nr = c.rows ? min(per, r1 - r) : 0;
             const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
             for (int j = 0; j < nr; ++j, ++turn) {
                 if (turn % kConsumerWarps != cw) continue;
-                const uint4* x4 = reinterpret_cast<const uint4*>(xs);
                 const int dot = (c.ilp ? row_dot_ilp(rows + j * words, x4, words, lane)
                                        : row_dot(rows + j * words, x4, words, lane)) -
                                 sum_x;

@@ -199,7 +199,7 @@ dataflow() {
   # Whether a persistent kernel streaming each SM's share of a batch-1 step's matmul weights
   # through a shared-memory ring, waiting only for free slots, keeps the copy rate through the
   # links' dependencies (dataflow_chain.cu): exactness first, then by ring depth, with and without
-  # the waits.
+  # the waits; the ring alone; x staged alone and the rows on independent chains.
   probe dataflow_chain sm_90a dataflow-chain.jsonl
 }
 
