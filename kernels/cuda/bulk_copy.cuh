@@ -14,24 +14,42 @@ namespace niwa::kernels::cuda {
 #define NIWA_BULK_COPY 1
 #endif
 
-// A barrier of one arrival a phase (the thread that asks for the copy), made visible to the copy
-// engine; the block synchronises before any other thread waits on it.
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
+// A barrier of `count` arrivals a phase (by default one: the thread that asks for the copy), made
+// visible to the copy engine; the block synchronises before any other thread waits on it.
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count = 1) {
 #ifdef NIWA_BULK_COPY
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#else
+    (void)bar, (void)count;
+#endif
+}
+
+// One arrival on the barrier's current phase, without bytes to wait for.
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+#ifdef NIWA_BULK_COPY
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 #else
     (void)bar;
 #endif
 }
 
-// `bytes` (a multiple of 16, both ends 16-byte aligned) from global `src` to shared `dst`; the
-// barrier's phase completes when they have landed. Called by one thread, which also arrives.
-__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, uint32_t bytes,
-                                                    uint64_t* bar) {
+// One arrival on the barrier's current phase that also makes it wait for `bytes` more to land
+// (the bulk copies that follow name the barrier).
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
 #ifdef NIWA_BULK_COPY
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
                  : "memory");
+#else
+    (void)bar, (void)bytes;
+#endif
+}
+
+// `bytes` (a multiple of 16, both ends 16-byte aligned) from global `src` to shared `dst`, counted
+// on the barrier as they land; a phase expecting them (mbarrier_arrive_expect_tx) completes when
+// all have landed.
+__device__ __forceinline__ void bulk_copy_async(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+#ifdef NIWA_BULK_COPY
     asm volatile(
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
             smem_addr(dst)),
@@ -40,6 +58,14 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 #else
     (void)dst, (void)src, (void)bytes, (void)bar;
 #endif
+}
+
+// One bulk copy and its arrival: the barrier's phase completes when the bytes have landed. Called
+// by one thread.
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, uint32_t bytes,
+                                                    uint64_t* bar) {
+    mbarrier_arrive_expect_tx(bar, bytes);
+    bulk_copy_async(dst, src, bytes, bar);
 }
 
 // Waits until the barrier's phase of parity `parity` (0 for its first, 1 for its second, ...)

@@ -40,6 +40,7 @@ namespace {
 using niwa::kernels::cuda::bulk_copy_to_shared;
 using niwa::kernels::cuda::globaltimer_ns;
 using niwa::kernels::cuda::kWaitTrapNs;
+using niwa::kernels::cuda::mbarrier_arrive;
 using niwa::kernels::cuda::mbarrier_init;
 using niwa::kernels::cuda::mbarrier_wait;
 using niwa::kernels::cuda::smem_addr;
@@ -80,14 +81,6 @@ __host__ __device__ inline int share_begin(int n, int b, int blocks) {
 // Rows a slot holds of a row of k inputs.
 __host__ __device__ inline int slot_rows(int k) {
     return kSlotBytes / (k / 4);
-}
-
-__device__ __forceinline__ void mbarrier_init_count(uint64_t* bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
@@ -212,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     if (threadIdx.x == 0) {
         for (int i = 0; i < c.slots; ++i) {
             mbarrier_init(&full[i]);
-            mbarrier_init_count(&empty[i], kConsumerWarps);
+            mbarrier_init(&empty[i], kConsumerWarps);
         }
     }
     __syncthreads();
