@@ -19,7 +19,9 @@
 // written), then the chain's time and its weight bytes' share of the copy rate, by ring depth,
 // with the waits and without them (wrong results: what the stream and the arithmetic reach), and
 // the ring alone (consumers that only free the slots: what the bulk copies reach); then where the
-// consumers' time goes: x staged without the rows, and the rows on independent dp4a chains.
+// consumers' time goes: x staged without the rows, and the rows on independent dp4a chains; then the
+// rows in 16-row tiles on the tensor cores (u8 codes by s8 x, one AND an operand, as the register
+// kernel takes them: kernels/cuda/matmul_decode_x8.cuh), a K chunk of a tile a slot, and their ring.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -33,16 +35,20 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace {
 
+using niwa::kernels::cuda::bulk_copy_async;
 using niwa::kernels::cuda::bulk_copy_to_shared;
 using niwa::kernels::cuda::globaltimer_ns;
 using niwa::kernels::cuda::kWaitTrapNs;
 using niwa::kernels::cuda::mbarrier_arrive;
+using niwa::kernels::cuda::mbarrier_arrive_expect_tx;
 using niwa::kernels::cuda::mbarrier_init;
 using niwa::kernels::cuda::mbarrier_wait;
+using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
 constexpr int kConsumerWarps = 8;
@@ -52,6 +58,12 @@ constexpr int kMaxSlots = 9;
 constexpr int kMaxK = 17408;
 constexpr int kMaxWordsPerThread = kMaxK / 4 / (32 * kConsumerWarps) + 1;  // x staging, 4 inputs a word
 constexpr int kMaxLinks = 320;
+// The tensor-core form's ring: fewer, larger slots in the same shared memory (a 16-row tile of
+// 6,144 inputs with its rows' padding fills one).
+constexpr int kMmaSlots = 7;
+constexpr int kMmaSlotBytes = 16 * (6144 / 4 + 32);
+static_assert(kMmaSlots * kMmaSlotBytes <= kMaxSlots * kSlotBytes,
+              "the tensor-core ring fits the ring's memory");
 
 struct Link {
     const uint32_t* w;  // [n][k / 16]: weight 16 v + 4 j + s of a row at bits 8 j + 2 s of word v
@@ -72,6 +84,7 @@ struct Chain {
     bool stage;        // false: no x staged (wrong results)
     bool rows;         // false: no rows summed, the slots only freed (with !stage: the ring's own rate)
     bool ilp;          // rows summed by row_dot_ilp (independent chains) instead of row_dot
+    bool mma;          // 16-row tiles on the tensor cores (tile_chunk_product), a warp a tile
 };
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
@@ -82,6 +95,20 @@ __host__ __device__ inline int share_begin(int n, int b, int blocks) {
 __host__ __device__ inline int slot_rows(int k) {
     return kSlotBytes / (k / 4);
 }
+
+// A link's tiles in the tensor-core form: 16 rows (the last of a block's share may have 8), each in
+// `chunks` K chunks of at most `units` 128-input units, one chunk a slot, its rows `stride` bytes
+// apart there: 32 bytes of padding a row, so the 8 rows of a fragment load meet different banks.
+struct TileChunks {
+    int chunks, units, stride;
+    __host__ __device__ explicit TileChunks(int k) {
+        const int all = k / 128, most = (kMmaSlotBytes / 16 - 32) / 32;
+        chunks = (all + most - 1) / most;
+        units = (all + chunks - 1) / chunks;
+        stride = 32 * units + 32;
+    }
+    __host__ __device__ int units_of(int chunk, int k) const { return min(units, k / 128 - chunk * units); }
+};
 
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
     unsigned v;
@@ -192,6 +219,60 @@ __device__ __forceinline__ int row_dot_ilp(const uint32_t* row, const uint4* xs,
     return warp_sum((a0 + a1) + (a2 + a3));
 }
 
+// acc[s] += one K chunk of a 16-row tile times x on the tensor cores (m16n8k32, u8 codes by s8 x):
+// mma s takes field s of every code byte (the code times 4^s, kept in place by one AND), so
+// sum(code x) = (64 acc[0] + 16 acc[1] + 4 acc[2] + acc[3]) / 64. Lane (g, t) takes words 8 u + 2 t and
+// 8 u + 2 t + 1 of unit u of rows g and g + 8 (A: k slots 4 t.. and 16 + 4 t..), and x's words
+// 4 (8 u + 2 t) .. + 7 as stage_x lays them out: word 4 v + s holds the x of word v's field s, B's
+// column for mma s. Every column of B is x, so each lane's d[0] is row g's sum and d[2] row g + 8's.
+__device__ __forceinline__ void tile_chunk_product(const uint8_t* slot, int stride, const int8_t* xs,
+                                                   int units, int lane, int (&acc)[4][4]) {
+    const int g = lane >> 2, t = lane & 3;
+    const uint8_t* wa = slot + g * stride + 8 * t;
+    const uint8_t* wb = wa + 8 * stride;
+    const uint8_t* xg = reinterpret_cast<const uint8_t*>(xs) + 32 * t;
+#pragma unroll 4
+    for (int u = 0; u < units; ++u) {
+        const uint2 a = *reinterpret_cast<const uint2*>(wa + 32 * u);
+        const uint2 b = *reinterpret_cast<const uint2*>(wb + 32 * u);
+        const uint4 x0 = *reinterpret_cast<const uint4*>(xg + 128 * u);
+        const uint4 x1 = *reinterpret_cast<const uint4*>(xg + 128 * u + 16);
+        const uint32_t b0[4] = {x0.x, x0.y, x0.z, x0.w}, b1[4] = {x1.x, x1.y, x1.z, x1.w};
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+            const uint32_t m = 0x03030303u << (2 * s);
+            mma_u8s8(acc[s], a.x & m, b.x & m, a.y & m, b.y & m, b0[s], b1[s]);
+        }
+    }
+}
+
+// The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
+// a block's share is within 8 rows of the others'), a K chunk a slot, a bulk copy a row.
+__device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uint64_t* empty) {
+    const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+    uint32_t seq = 0;  // chunks so far: slot seq % slots, its round seq / slots
+    for (int l = c.first; l < c.first + c.links; ++l) {
+        const Link& L = kLinks[l];
+        const TileChunks tc(L.k);
+        const int r0 = 8 * share_begin(L.n / 8, b, blocks), r1 = 8 * share_begin(L.n / 8, b + 1, blocks);
+        const uint8_t* w = reinterpret_cast<const uint8_t*>(L.w);
+        for (int r = r0; r < r1; r += 16) {
+            const int rows = min(16, r1 - r);
+            for (int ch = 0; ch < tc.chunks; ++ch, ++seq) {
+                const int slot = static_cast<int>(seq % c.slots);
+                const uint32_t round = seq / c.slots;
+                if (round > 0) mbarrier_wait(&empty[slot], (round - 1) & 1);
+                const uint32_t bytes = 32 * tc.units_of(ch, L.k);
+                mbarrier_arrive_expect_tx(&full[slot], rows * bytes);
+                for (int i = 0; i < rows; ++i)
+                    bulk_copy_async(ring + slot * kMmaSlotBytes + i * tc.stride,
+                                    w + static_cast<int64_t>(r + i) * (L.k / 4) + 32 * ch * tc.units, bytes,
+                                    &full[slot]);
+            }
+        }
+    }
+}
+
 __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constant__ Chain c) {
     extern __shared__ __align__(128) uint8_t smem[];
     uint8_t* ring = smem;
@@ -213,6 +294,10 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     if (warp == 0) {
         // The producer: every link's share, slot after slot, waiting only for a free slot.
         if (lane != 0) return;
+        if (c.mma) {
+            produce_tiles(c, ring, full, empty);
+            return;
+        }
         int slot = 0;
         uint32_t round = 0;
         for (int l = c.first; l < c.first + c.links; ++l) {
@@ -240,6 +325,8 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     const uint4* x4 = reinterpret_cast<const uint4*>(xs);
     int slot = 0;
     uint32_t round = 0;
+    uint32_t seq = 0;  // the tensor-core form: chunks so far, as produce_tiles counts them
+    int tile = 0;      // and tiles so far, round robin over the warps
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
         if (l > c.first && c.wait) {
@@ -255,7 +342,37 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         const float scale =
             c.stage ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, &sum_x, red_f, red_i) : 0.0f;
         const float ys = scale * L.rk;
-        const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
+        if (c.mma) {
+            const TileChunks tc(L.k);
+            const int r0 = 8 * share_begin(L.n / 8, b, blocks), r1 = 8 * share_begin(L.n / 8, b + 1, blocks);
+            for (int r = r0; r < r1; r += 16, ++tile) {
+                // Every warp waits for every chunk and frees it (the owner once it has its sums), as
+                // in the row forms: so no warp waits on a slot's phase more than one round ahead,
+                // and none frees a slot before its owner is done with it.
+                const bool mine = tile % kConsumerWarps == cw;
+                int acc[4][4] = {};
+                for (int ch = 0; ch < tc.chunks; ++ch, ++seq) {
+                    const int s = static_cast<int>(seq % c.slots);
+                    mbarrier_wait(&full[s], (seq / c.slots) & 1);
+                    if (mine && c.rows)
+                        tile_chunk_product(ring + s * kMmaSlotBytes, tc.stride, xs + 128 * ch * tc.units,
+                                           tc.units_of(ch, L.k), lane, acc);
+                    __syncwarp();
+                    if (lane == 0) mbarrier_arrive(&empty[s]);
+                }
+                if (!mine) continue;
+                const int g = lane >> 2, rows = min(16, r1 - r);
+                if (c.rows && (lane & 3) == 0)
+                    for (int h = 0; h < 2; ++h)
+                        if (g + 8 * h < rows) {
+                            const int i = 2 * h,
+                                      d = ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i];
+                            L.y[r + g + 8 * h] = __float2half_rn(static_cast<float>((d >> 6) - sum_x) * ys);
+                        }
+            }
+        }
+        const int r0 = c.mma ? 0 : share_begin(L.n, b, blocks),
+                  r1 = c.mma ? 0 : share_begin(L.n, b + 1, blocks);
         const int per = slot_rows(L.k), words = L.k / 16;
         int turn = 0;  // rows of the link's share so far, round robin over the warps
         for (int r = r0; r < r1; r += per) {
@@ -418,13 +535,15 @@ int main() {
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
-    // the full link with row_dot_ilp.
+    // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
+    // only.
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
-        c.stage = parts != 'r';
-        c.rows = parts == 'f' || parts == 'i';
+        c.stage = parts != 'r' && parts != 'M';
+        c.rows = parts == 'f' || parts == 'i' || parts == 'm';
         c.ilp = parts == 'i';
+        c.mma = parts == 'm' || parts == 'M';
         c.first = first;
         c.links = count < 0 ? all : count;
         void* args[] = {&c};
@@ -432,10 +551,24 @@ int main() {
                                           args, smem, 0));
     };
 
+    // NIWA_DATAFLOW_ONLY=<parts>[0]: that form alone, launched twice (at its deepest ring, with the
+    // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
+    if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
+        const bool mma = only[0] == 'm' || only[0] == 'M';
+        for (int i = 0; i < 2; ++i) {
+            CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+            launch(mma ? kMmaSlots : kMaxSlots, only[1] != '0', 0, -1, only[0]);
+            CHECK(cudaDeviceSynchronize());
+        }
+        return 0;
+    }
+
     // Exactness: the first links against the CPU oracle, at the deepest ring and the shallowest, and
     // with row_dot_ilp.
     const int checked = 6;
-    const std::pair<int, char> checks[] = {{kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}};
+    int wrong = 0;  // forms whose check failed: still timed, and the probe fails at its end
+    const std::pair<int, char> checks[] = {
+        {kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'}};
     for (const auto& [slots, parts] : checks) {
         CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
         launch(slots, true, 0, -1, parts);
@@ -458,10 +591,14 @@ int main() {
             std::printf(
                 "{\"check\": \"link %d\", \"slots\": %d, \"rows\": \"%s\", \"k\": %d, \"n\": %d, "
                 "\"mismatches\": %d, \"y0\": %g}\n",
-                l, slots, parts == 'i' ? "ilp" : "plain", L.k, L.n, bad, __half2float(got[0]));
+                l, slots,
+                parts == 'i'   ? "ilp"
+                : parts == 'm' ? "mma"
+                               : "plain",
+                L.k, L.n, bad, __half2float(got[0]));
             src.assign(got.begin(), got.begin() + links[l + 1].k);
         }
-        if (bad) return 1;
+        wrong += bad > 0;
     }
 
     cudaEvent_t e0, e1;
@@ -501,10 +638,17 @@ int main() {
     for (bool wait : {true, false})
         time_chain(wait ? "one kernel, ilp rows" : "one kernel, ilp rows, no waits", kMaxSlots,
                    [&] { launch(kMaxSlots, wait, 0, -1, 'i'); });
+    // The rows in 16-row tiles on the tensor cores (a K chunk a slot, a bulk copy a row): with and
+    // without the waits, by ring depth, and their ring alone.
+    for (bool wait : {true, false})
+        for (int slots : {kMmaSlots, 4})
+            time_chain(wait ? "mma tiles" : "mma tiles, no waits", slots,
+                       [&] { launch(slots, wait, 0, -1, 'm'); });
+    time_chain("mma ring only", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'M'); });
     // The same kernel launched once a link (stream order in place of the counters' waits): what
     // one persistent launch buys over a kernel boundary a link, the arithmetic the same.
     time_chain("a launch a link", kMaxSlots, [&] {
         for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
     });
-    return 0;
+    return wrong > 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [dataflow] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [dataflow] [dataflow_stalls] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -199,8 +199,23 @@ dataflow() {
   # Whether a persistent kernel streaming each SM's share of a batch-1 step's matmul weights
   # through a shared-memory ring, waiting only for free slots, keeps the copy rate through the
   # links' dependencies (dataflow_chain.cu): exactness first, then by ring depth, with and without
-  # the waits; the ring alone; x staged alone and the rows on independent chains.
+  # the waits; the ring alone; x staged alone, the rows on independent chains, and the rows in
+  # 16-row tiles on the tensor cores.
   probe dataflow_chain sm_90a dataflow-chain.jsonl
+}
+
+dataflow_stalls() {
+  # Where the probe's warps stall in one form (NIWA_DATAFLOW_ONLY, default m: the tensor-core
+  # tiles with their waits; a second character 0: without them): ncu --set full on the form's
+  # second launch, the probe doing nothing else; ncu_stalls.py sums the samples as in `stalls`.
+  mkdir -p build-gpu
+  nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/dataflow_chain.cu -o build-gpu/dataflow_chain
+  NIWA_DATAFLOW_ONLY="${NIWA_DATAFLOW_ONLY:-m}" ncu --set full -k regex:chain_kernel --launch-skip 1 \
+    --launch-count 1 -f -o /tmp/niwa-dataflow build-gpu/dataflow_chain >"$out/dataflow-ncu.log" 2>&1 ||
+    { tail -n 20 "$out/dataflow-ncu.log"; return 1; }
+  ncu -i /tmp/niwa-dataflow.ncu-rep --page details --csv >"$out/dataflow-details.csv"
+  ncu -i /tmp/niwa-dataflow.ncu-rep --page source --csv --print-source sass >/tmp/niwa-dataflow-source.csv
+  python3 tests/gpu/ncu_stalls.py /tmp/niwa-dataflow-source.csv --top 40 | tee "$out/dataflow-stalls.txt"
 }
 
 mma_rate() {
