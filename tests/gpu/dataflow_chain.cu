@@ -21,7 +21,8 @@
 // the ring alone (consumers that only free the slots: what the bulk copies reach); then where the
 // consumers' time goes: x staged without the rows, and the rows on independent dp4a chains; then the
 // rows in 16-row tiles on the tensor cores (u8 codes by s8 x, one AND an operand, as the register
-// kernel takes them: kernels/cuda/matmul_decode_x8.cuh), a K chunk of a tile a slot, and their ring.
+// kernel takes them: kernels/cuda/matmul_decode_x8.cuh), a K chunk of a tile a slot, its sums by one
+// warp or split over all eight (their partial sums met in shared memory), and their ring.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -85,6 +86,7 @@ struct Chain {
     bool rows;         // false: no rows summed, the slots only freed (with !stage: the ring's own rate)
     bool ilp;          // rows summed by row_dot_ilp (independent chains) instead of row_dot
     bool mma;          // 16-row tiles on the tensor cores (tile_chunk_product), a warp a tile
+    bool split;        // with mma: each chunk's K split over all the warps, their sums met in shared memory
 };
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
@@ -281,6 +283,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     uint64_t* empty = full + kMaxSlots;
     float* red_f = reinterpret_cast<float*>(empty + kMaxSlots);
     int* red_i = reinterpret_cast<int*>(red_f + kConsumerWarps);
+    int* partial = red_i + kConsumerWarps;  // split tiles: [tile & 1][warp][16 rows] partial sums
     const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     if (threadIdx.x == 0) {
@@ -354,21 +357,45 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                 for (int ch = 0; ch < tc.chunks; ++ch, ++seq) {
                     const int s = static_cast<int>(seq % c.slots);
                     mbarrier_wait(&full[s], (seq / c.slots) & 1);
-                    if (mine && c.rows)
-                        tile_chunk_product(ring + s * kMmaSlotBytes, tc.stride, xs + 128 * ch * tc.units,
-                                           tc.units_of(ch, L.k), lane, acc);
+                    if (c.rows && (mine || c.split)) {
+                        // Split: warp cw takes its eighth of the chunk's units, all 16 rows.
+                        const int all = tc.units_of(ch, L.k);
+                        const int u0 = c.split ? all * cw / kConsumerWarps : 0;
+                        const int u1 = c.split ? all * (cw + 1) / kConsumerWarps : all;
+                        tile_chunk_product(ring + s * kMmaSlotBytes + 32 * u0, tc.stride,
+                                           xs + 128 * (ch * tc.units + u0), u1 - u0, lane, acc);
+                    }
                     __syncwarp();
                     if (lane == 0) mbarrier_arrive(&empty[s]);
                 }
-                if (!mine) continue;
+                if (!c.rows) continue;
                 const int g = lane >> 2, rows = min(16, r1 - r);
-                if (c.rows && (lane & 3) == 0)
+                // 64 times the sum of acc's rows g (i = 0) and g + 8 (i = 2), exact in int32.
+                auto sum64 = [&](int i) {
+                    return ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i];
+                };
+                if (c.split) {
+                    // The warps' partial sums meet in shared memory, in two buffers by turns: a
+                    // tile's are read before the next tile's barrier, so the tile after may reuse them.
+                    int* part = partial + (tile & 1) * kConsumerWarps * 16;
+                    if ((lane & 3) == 0) {
+                        part[cw * 16 + g] = sum64(0);
+                        part[cw * 16 + g + 8] = sum64(2);
+                    }
+                    consumers_sync();
+                    if (mine && lane < rows) {
+                        int d = 0;
+#pragma unroll
+                        for (int w = 0; w < kConsumerWarps; ++w) d += part[w * 16 + lane];
+                        L.y[r + lane] = __float2half_rn(static_cast<float>((d >> 6) - sum_x) * ys);
+                    }
+                    continue;
+                }
+                if (mine && (lane & 3) == 0)
                     for (int h = 0; h < 2; ++h)
-                        if (g + 8 * h < rows) {
-                            const int i = 2 * h,
-                                      d = ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i];
-                            L.y[r + g + 8 * h] = __float2half_rn(static_cast<float>((d >> 6) - sum_x) * ys);
-                        }
+                        if (g + 8 * h < rows)
+                            L.y[r + g + 8 * h] =
+                                __float2half_rn(static_cast<float>((sum64(2 * h) >> 6) - sum_x) * ys);
             }
         }
         const int r0 = c.mma ? 0 : share_begin(L.n, b, blocks),
@@ -528,22 +555,23 @@ int main() {
     CHECK(cudaMemcpy(x0, hx.data(), hx.size() * sizeof(__half), cudaMemcpyHostToDevice));
     c.x0 = x0;
 
-    const size_t smem =
-        kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) + 2 * kConsumerWarps * 4;
+    const size_t smem = kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) +
+                        2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4;
     CHECK(cudaFuncSetAttribute(chain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
     // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
-    // only.
+    // only, 'k' the tiles with each chunk's K split over the warps.
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = parts != 'r' && parts != 'M';
-        c.rows = parts == 'f' || parts == 'i' || parts == 'm';
+        c.rows = parts == 'f' || parts == 'i' || parts == 'm' || parts == 'k';
         c.ilp = parts == 'i';
-        c.mma = parts == 'm' || parts == 'M';
+        c.mma = parts == 'm' || parts == 'M' || parts == 'k';
+        c.split = parts == 'k';
         c.first = first;
         c.links = count < 0 ? all : count;
         void* args[] = {&c};
@@ -554,7 +582,7 @@ int main() {
     // NIWA_DATAFLOW_ONLY=<parts>[0]: that form alone, launched twice (at its deepest ring, with the
     // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
     if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
-        const bool mma = only[0] == 'm' || only[0] == 'M';
+        const bool mma = only[0] == 'm' || only[0] == 'M' || only[0] == 'k';
         for (int i = 0; i < 2; ++i) {
             CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
             launch(mma ? kMmaSlots : kMaxSlots, only[1] != '0', 0, -1, only[0]);
@@ -568,7 +596,7 @@ int main() {
     const int checked = 6;
     int wrong = 0;  // forms whose check failed: still timed, and the probe fails at its end
     const std::pair<int, char> checks[] = {
-        {kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'}};
+        {kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'}, {kMmaSlots, 'k'}, {2, 'k'}};
     for (const auto& [slots, parts] : checks) {
         CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
         launch(slots, true, 0, -1, parts);
@@ -594,6 +622,7 @@ int main() {
                 l, slots,
                 parts == 'i'   ? "ilp"
                 : parts == 'm' ? "mma"
+                : parts == 'k' ? "mma split"
                                : "plain",
                 L.k, L.n, bad, __half2float(got[0]));
             src.assign(got.begin(), got.begin() + links[l + 1].k);
@@ -644,6 +673,12 @@ int main() {
         for (int slots : {kMmaSlots, 4})
             time_chain(wait ? "mma tiles" : "mma tiles, no waits", slots,
                        [&] { launch(slots, wait, 0, -1, 'm'); });
+    // The same tiles with each chunk's K split over all eight warps (a slot frees after an eighth of
+    // a chunk's work, as the row forms' slots do), their sums met in shared memory a tile.
+    for (bool wait : {true, false})
+        for (int slots : {kMmaSlots, 4})
+            time_chain(wait ? "mma tiles, K split" : "mma tiles, K split, no waits", slots,
+                       [&] { launch(slots, wait, 0, -1, 'k'); });
     time_chain("mma ring only", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'M'); });
     // The same kernel launched once a link (stream order in place of the counters' waits): what
     // one persistent launch buys over a kernel boundary a link, the arithmetic the same.
