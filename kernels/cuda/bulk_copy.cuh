@@ -14,14 +14,15 @@ namespace niwa::kernels::cuda {
 #define NIWA_BULK_COPY 1
 #endif
 
-// A barrier of `count` arrivals a phase (by default one: the thread that asks for the copy), made
+// A barrier of `Count` arrivals a phase (by default one: the thread that asks for the copy), made
 // visible to the copy engine; the block synchronises before any other thread waits on it.
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count = 1) {
+template <unsigned Count = 1>
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar) {
 #ifdef NIWA_BULK_COPY
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "n"(Count) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #else
-    (void)bar, (void)count;
+    (void)bar;
 #endif
 }
 

@@ -32,25 +32,21 @@ NIWA_MMA_F32(mma_f16, "m16n8k16.row.col.f32.f16.f16.f32")
 NIWA_MMA_F32(mma_bf16, "m16n8k16.row.col.f32.bf16.bf16.f32")
 #undef NIWA_MMA_F32
 
-// d = A · B for one m16n8k32 tile of u8 A (weight codes) and s8 B (int8 x), int32 sums from
-// zero: a0..a3 and b0, b1 in the PTX fragment layout (matmul_decode_x8.cuh).
-__device__ __forceinline__ void mma_u8s8_zero(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                              uint32_t b0, uint32_t b1) {
+// d = A · B + c for one m16n8k32 tile of u8 A (weight codes) and s8 B (int8 x), int32 sums: a0..a3
+// and b0, b1 in the PTX fragment layout (matmul_decode_x8.cuh); d and c may be the same sums.
+__device__ __forceinline__ void mma_u8s8(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                         uint32_t b0, uint32_t b1, const int (&c)[4]) {
     asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%10,%10,%10,%10};\n"
+        "{%10,%11,%12,%13};\n"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
 }
 
-// c += A · B, the same tile and fragments with the int32 sums in place.
-__device__ __forceinline__ void mma_u8s8(int (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                         uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+// The same from zero.
+__device__ __forceinline__ void mma_u8s8_zero(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                              uint32_t b0, uint32_t b1) {
+    mma_u8s8(d, a0, a1, a2, a3, b0, b1, {0, 0, 0, 0});
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {

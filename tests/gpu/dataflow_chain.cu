@@ -243,7 +243,7 @@ __device__ __forceinline__ void tile_chunk_product(const uint8_t* slot, int stri
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
             const uint32_t m = 0x03030303u << (2 * s);
-            mma_u8s8(acc[s], a.x & m, b.x & m, a.y & m, b.y & m, b0[s], b1[s]);
+            mma_u8s8(acc[s], a.x & m, b.x & m, a.y & m, b.y & m, b0[s], b1[s], acc[s]);
         }
     }
 }
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     if (threadIdx.x == 0) {
         for (int i = 0; i < c.slots; ++i) {
             mbarrier_init(&full[i]);
-            mbarrier_init(&empty[i], kConsumerWarps);
+            mbarrier_init<kConsumerWarps>(&empty[i]);
         }
     }
     __syncthreads();
