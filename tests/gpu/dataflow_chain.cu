@@ -93,6 +93,12 @@ __host__ __device__ inline int share_begin(int n, int b, int blocks) {
     return static_cast<int>(static_cast<int64_t>(n) * b / blocks);
 }
 
+// The first row of block b's share of a link's n rows in the tensor-core form: whole 8-row units, so
+// no block has more than 8 rows over another (block b's share ends where block b + 1's begins).
+__host__ __device__ inline int tile_share_begin(int n, int b, int blocks) {
+    return 8 * share_begin(n / 8, b, blocks);
+}
+
 // Rows a slot holds of a row of k inputs.
 __host__ __device__ inline int slot_rows(int k) {
     return kSlotBytes / (k / 4);
@@ -256,7 +262,7 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
         const TileChunks tc(L.k);
-        const int r0 = 8 * share_begin(L.n / 8, b, blocks), r1 = 8 * share_begin(L.n / 8, b + 1, blocks);
+        const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
         const uint8_t* w = reinterpret_cast<const uint8_t*>(L.w);
         for (int r = r0; r < r1; r += 16) {
             const int rows = min(16, r1 - r);
@@ -347,7 +353,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         const float ys = scale * L.rk;
         if (c.mma) {
             const TileChunks tc(L.k);
-            const int r0 = 8 * share_begin(L.n / 8, b, blocks), r1 = 8 * share_begin(L.n / 8, b + 1, blocks);
+            const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
             for (int r = r0; r < r1; r += 16, ++tile) {
                 // Every warp waits for every chunk and frees it (the owner once it has its sums), as
                 // in the row forms: so no warp waits on a slot's phase more than one round ahead,
@@ -397,27 +403,27 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                             L.y[r + g + 8 * h] =
                                 __float2half_rn(static_cast<float>((sum64(2 * h) >> 6) - sum_x) * ys);
             }
-        }
-        const int r0 = c.mma ? 0 : share_begin(L.n, b, blocks),
-                  r1 = c.mma ? 0 : share_begin(L.n, b + 1, blocks);
-        const int per = slot_rows(L.k), words = L.k / 16;
-        int turn = 0;  // rows of the link's share so far, round robin over the warps
-        for (int r = r0; r < r1; r += per) {
-            mbarrier_wait(&full[slot], round & 1);
-            const int nr = c.rows ? min(per, r1 - r) : 0;
-            const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
-            for (int j = 0; j < nr; ++j, ++turn) {
-                if (turn % kConsumerWarps != cw) continue;
-                const int dot = (c.ilp ? row_dot_ilp(rows + j * words, x4, words, lane)
-                                       : row_dot(rows + j * words, x4, words, lane)) -
-                                sum_x;
-                if (lane == 0) L.y[r + j] = __float2half_rn(static_cast<float>(dot) * ys);
-            }
-            __syncwarp();
-            if (lane == 0) mbarrier_arrive(&empty[slot]);
-            if (++slot == c.slots) {
-                slot = 0;
-                ++round;
+        } else {
+            const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
+            const int per = slot_rows(L.k), words = L.k / 16;
+            int turn = 0;  // rows of the link's share so far, round robin over the warps
+            for (int r = r0; r < r1; r += per) {
+                mbarrier_wait(&full[slot], round & 1);
+                const int nr = c.rows ? min(per, r1 - r) : 0;
+                const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
+                for (int j = 0; j < nr; ++j, ++turn) {
+                    if (turn % kConsumerWarps != cw) continue;
+                    const int dot = (c.ilp ? row_dot_ilp(rows + j * words, x4, words, lane)
+                                           : row_dot(rows + j * words, x4, words, lane)) -
+                                    sum_x;
+                    if (lane == 0) L.y[r + j] = __float2half_rn(static_cast<float>(dot) * ys);
+                }
+                __syncwarp();
+                if (lane == 0) mbarrier_arrive(&empty[slot]);
+                if (++slot == c.slots) {
+                    slot = 0;
+                    ++round;
+                }
             }
         }
         // The block's rows of link l are stored: one release for all of them (the barrier orders
@@ -564,13 +570,14 @@ int main() {
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
     // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
     // only, 'k' the tiles with each chunk's K split over the warps.
+    auto on_tensor_cores = [](char parts) { return parts == 'm' || parts == 'M' || parts == 'k'; };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = parts != 'r' && parts != 'M';
         c.rows = parts == 'f' || parts == 'i' || parts == 'm' || parts == 'k';
         c.ilp = parts == 'i';
-        c.mma = parts == 'm' || parts == 'M' || parts == 'k';
+        c.mma = on_tensor_cores(parts);
         c.split = parts == 'k';
         c.first = first;
         c.links = count < 0 ? all : count;
@@ -582,10 +589,9 @@ int main() {
     // NIWA_DATAFLOW_ONLY=<parts>[0]: that form alone, launched twice (at its deepest ring, with the
     // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
     if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
-        const bool mma = only[0] == 'm' || only[0] == 'M' || only[0] == 'k';
         for (int i = 0; i < 2; ++i) {
             CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
-            launch(mma ? kMmaSlots : kMaxSlots, only[1] != '0', 0, -1, only[0]);
+            launch(on_tensor_cores(only[0]) ? kMmaSlots : kMaxSlots, only[1] != '0', 0, -1, only[0]);
             CHECK(cudaDeviceSynchronize());
         }
         return 0;

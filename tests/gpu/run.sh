@@ -164,16 +164,27 @@ stalls() {
     --launch-count 1 -f -o /tmp/niwa-stalls \
     $e bench --model /tmp/niwa-27b.gguf --backend cuda --max-seqs "$b" --batch "$b" --prompt 0 --steps 2 --json \
     >"$out/stalls-bench.json" 2>"$out/stalls-ncu.log" || { tail -n 20 "$out/stalls-ncu.log"; return 1; }
-  ncu -i /tmp/niwa-stalls.ncu-rep --page details --csv >"$out/stalls-details.csv"
-  ncu -i /tmp/niwa-stalls.ncu-rep --page source --csv --print-source sass >/tmp/niwa-stalls-source.csv
-  python3 tests/gpu/ncu_stalls.py /tmp/niwa-stalls-source.csv --top 40 | tee "$out/stalls.txt"
+  ncu_summary /tmp/niwa-stalls stalls
+}
+
+# ncu_summary REPORT NAME: REPORT.ncu-rep's details page to $out/NAME-details.csv, and its samples
+# by SASS line, by opcode and by region (ncu_stalls.py) to $out/NAME.txt.
+ncu_summary() {
+  ncu -i "$1.ncu-rep" --page details --csv >"$out/$2-details.csv"
+  ncu -i "$1.ncu-rep" --page source --csv --print-source sass >"$1-source.csv"
+  python3 tests/gpu/ncu_stalls.py "$1-source.csv" --top 40 | tee "$out/$2.txt"
 }
 
 probe() {
   # A standalone measurement program: tests/gpu/$1.cu built for $2 and run, its JSON lines to $out/$3.
+  probe_build "$1" "$2"
+  "build-gpu/$1" | tee "$out/$3"
+}
+
+# probe_build NAME ARCH: tests/gpu/NAME.cu built for ARCH as build-gpu/NAME.
+probe_build() {
   mkdir -p build-gpu
   nvcc -O3 -std=c++17 -arch="$2" -I. "tests/gpu/$1.cu" -o "build-gpu/$1"
-  "build-gpu/$1" | tee "$out/$3"
 }
 
 patterns() {
@@ -208,14 +219,11 @@ dataflow_stalls() {
   # Where the probe's warps stall in one form (NIWA_DATAFLOW_ONLY, default m: the tensor-core
   # tiles with their waits; a second character 0: without them): ncu --set full on the form's
   # second launch, the probe doing nothing else; ncu_stalls.py sums the samples as in `stalls`.
-  mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch=sm_90a -I. tests/gpu/dataflow_chain.cu -o build-gpu/dataflow_chain
+  probe_build dataflow_chain sm_90a
   NIWA_DATAFLOW_ONLY="${NIWA_DATAFLOW_ONLY:-m}" ncu --set full -k regex:chain_kernel --launch-skip 1 \
     --launch-count 1 -f -o /tmp/niwa-dataflow build-gpu/dataflow_chain >"$out/dataflow-ncu.log" 2>&1 ||
     { tail -n 20 "$out/dataflow-ncu.log"; return 1; }
-  ncu -i /tmp/niwa-dataflow.ncu-rep --page details --csv >"$out/dataflow-details.csv"
-  ncu -i /tmp/niwa-dataflow.ncu-rep --page source --csv --print-source sass >/tmp/niwa-dataflow-source.csv
-  python3 tests/gpu/ncu_stalls.py /tmp/niwa-dataflow-source.csv --top 40 | tee "$out/dataflow-stalls.txt"
+  ncu_summary /tmp/niwa-dataflow dataflow-stalls
 }
 
 mma_rate() {
