@@ -22,7 +22,12 @@
 // consumers' time goes: x staged without the rows, and the rows on independent dp4a chains; then the
 // rows in 16-row tiles on the tensor cores (u8 codes by s8 x, one AND an operand, as the register
 // kernel takes them: kernels/cuda/matmul_decode_x8.cuh), a K chunk of a tile a slot, its sums by one
-// warp or split over all eight (their partial sums met in shared memory), and their ring.
+// warp or split over all eight (their partial sums met in shared memory), and their ring. Then the
+// split tiles step by step towards fewer instructions a byte and less a link (the fifty-second pass):
+// the codes in fragment order (a bulk copy an 8-row group, not a row), x staged so each mma's B is
+// one load, the warps' sums added into shared ints and stored at the link's end, each warp staging
+// only its own x with the absmax the link before left (consume_split), and K ordered by field so
+// x stages with one load a word straight into place.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -59,6 +64,7 @@ constexpr int kMaxSlots = 9;
 constexpr int kMaxK = 17408;
 constexpr int kMaxWordsPerThread = kMaxK / 4 / (32 * kConsumerWarps) + 1;  // x staging, 4 inputs a word
 constexpr int kMaxLinks = 320;
+constexpr int kMaxShareRows = 1888;  // a block's rows of a link at most: the head's 248,320 / 132, whole 8s
 // The tensor-core form's ring: fewer, larger slots in the same shared memory (a 16-row tile of
 // 6,144 inputs with its rows' padding fills one).
 constexpr int kMmaSlots = 7;
@@ -68,6 +74,8 @@ static_assert(kMmaSlots * kMmaSlotBytes <= kMaxSlots * kSlotBytes,
 
 struct Link {
     const uint32_t* w;  // [n][k / 16]: weight 16 v + 4 j + s of a row at bits 8 j + 2 s of word v
+    const uint8_t* wt;  // the same codes in fragment order (tile_codes): [n / 8][k / 128][32 lanes][8 bytes]
+    const uint8_t* wf;  // and in fragment order with K by field (tile_codes_by_field)
     __half* y;          // [n]
     int k, n;
     // sqrt(1.5 / k): a row of k ternary weights, 2 / 3 of them nonzero, grows x's rms by sqrt(2 k / 3).
@@ -80,6 +88,8 @@ struct Chain {
     int first, links;  // links [first, first + links) of kLinks
     const __half* x0;  // link 0's x [k0]
     unsigned* done;    // [kMaxLinks]: blocks finished with link l of kLinks, zero before a launch
+    unsigned* amax;    // [kMaxLinks] after done: link l's x's absmax (float bits) from link l - 1's blocks
+    float x0_amax;     // link 0's
     int slots;         // ring depth, 2 .. kMaxSlots
     bool wait;         // false: stage x without waiting (wrong results; the ceiling)
     bool stage;        // false: no x staged (wrong results)
@@ -87,6 +97,11 @@ struct Chain {
     bool ilp;          // rows summed by row_dot_ilp (independent chains) instead of row_dot
     bool mma;          // 16-row tiles on the tensor cores (tile_chunk_product), a warp a tile
     bool split;        // with mma: each chunk's K split over all the warps, their sums met in shared memory
+    bool tiled;        // with mma: the codes from Link::wt, a bulk copy an 8-row group of a chunk
+    bool paired;       // with mma: x staged so each mma's two B words are adjacent (stage_x)
+    bool deferred;     // with split: the warps' sums added into a row's shared int, stored at the link's end
+    bool local;        // consume_split: as deferred, with each warp staging its own x (nothing block-wide)
+    bool by_field;     // with local: the codes from Link::wf, x staged in input order (a load a word)
 };
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
@@ -129,8 +144,11 @@ __device__ __forceinline__ void consumers_sync() {
 }
 
 // x of link L into xs as int8 words: word 4 v + s holds inputs 16 v + 4 j + s (j = 0..3) as its
-// bytes, the order the weight word v's fields take after a shift by 2 s. Returns the scale.
-__device__ float stage_x(const __half* src, int k, int8_t* xs, int* sum_x, float* red_f, int* red_i) {
+// bytes, the order the weight word v's fields take after a shift by 2 s. Paired, that word is at
+// 8 (v / 2) + 2 s + v % 2 instead: field s of words v and v + 1 (v even) side by side, the B
+// operand of tile_chunk_product's mma s in one 8-byte load. Returns the scale.
+__device__ float stage_x(const __half* src, int k, int8_t* xs, bool paired, int* sum_x, float* red_f,
+                         int* red_i) {
     const int t = static_cast<int>(threadIdx.x) - 32, words = k / 4;
     __half v[kMaxWordsPerThread][4];
     float m = 0.0f;
@@ -167,7 +185,8 @@ __device__ float stage_x(const __half* src, int k, int8_t* xs, int* sum_x, float
                 s += q;
                 packed |= (static_cast<uint32_t>(q) & 0xffu) << (8 * j);
             }
-            reinterpret_cast<uint32_t*>(xs)[word] = packed;
+            const int v = word >> 2, at = paired ? 8 * (v >> 1) + 2 * (word & 3) + (v & 1) : word;
+            reinterpret_cast<uint32_t*>(xs)[at] = packed;
         }
     }
 #pragma unroll
@@ -233,19 +252,24 @@ __device__ __forceinline__ int row_dot_ilp(const uint32_t* row, const uint4* xs,
 // 8 u + 2 t + 1 of unit u of rows g and g + 8 (A: k slots 4 t.. and 16 + 4 t..), and x's words
 // 4 (8 u + 2 t) .. + 7 as stage_x lays them out: word 4 v + s holds the x of word v's field s, B's
 // column for mma s. Every column of B is x, so each lane's d[0] is row g's sum and d[2] row g + 8's.
-__device__ __forceinline__ void tile_chunk_product(const uint8_t* slot, int stride, const int8_t* xs,
-                                                   int units, int lane, int (&acc)[4][4]) {
-    const int g = lane >> 2, t = lane & 3;
-    const uint8_t* wa = slot + g * stride + 8 * t;
-    const uint8_t* wb = wa + 8 * stride;
+// The lane's 8 bytes of rows g and g + 8 of the chunk's first unit are at `wa` and `wb`, the next
+// unit's `step` bytes on (32 in the row layout, 256 in the fragment order); x as stage_x laid it
+// out, `paired` or not.
+template <bool Paired>
+__device__ __forceinline__ void tile_chunk_product(const uint8_t* wa, const uint8_t* wb, int step,
+                                                   const int8_t* xs, int units, int lane, int (&acc)[4][4]) {
+    const int t = lane & 3;
     const uint8_t* xg = reinterpret_cast<const uint8_t*>(xs) + 32 * t;
 #pragma unroll 4
     for (int u = 0; u < units; ++u) {
-        const uint2 a = *reinterpret_cast<const uint2*>(wa + 32 * u);
-        const uint2 b = *reinterpret_cast<const uint2*>(wb + 32 * u);
+        const uint2 a = *reinterpret_cast<const uint2*>(wa + step * u);
+        const uint2 b = *reinterpret_cast<const uint2*>(wb + step * u);
         const uint4 x0 = *reinterpret_cast<const uint4*>(xg + 128 * u);
         const uint4 x1 = *reinterpret_cast<const uint4*>(xg + 128 * u + 16);
-        const uint32_t b0[4] = {x0.x, x0.y, x0.z, x0.w}, b1[4] = {x1.x, x1.y, x1.z, x1.w};
+        const uint32_t b0[4] = {Paired ? x0.x : x0.x, Paired ? x0.z : x0.y, Paired ? x1.x : x0.z,
+                                Paired ? x1.z : x0.w};
+        const uint32_t b1[4] = {Paired ? x0.y : x1.x, Paired ? x0.w : x1.y, Paired ? x1.y : x1.z,
+                                Paired ? x1.w : x1.w};
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
             const uint32_t m = 0x03030303u << (2 * s);
@@ -255,7 +279,8 @@ __device__ __forceinline__ void tile_chunk_product(const uint8_t* slot, int stri
 }
 
 // The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
-// a block's share is within 8 rows of the others'), a K chunk a slot, a bulk copy a row.
+// a block's share is within 8 rows of the others'), a K chunk a slot, a bulk copy a row (or, tiled,
+// an 8-row group: its chunk is contiguous in Link::wt, and lands at group * units * 256 in the slot).
 __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uint64_t* empty) {
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     uint32_t seq = 0;  // chunks so far: slot seq % slots, its round seq / slots
@@ -272,11 +297,154 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
                 if (round > 0) mbarrier_wait(&empty[slot], (round - 1) & 1);
                 const uint32_t bytes = 32 * tc.units_of(ch, L.k);
                 mbarrier_arrive_expect_tx(&full[slot], rows * bytes);
+                if (c.tiled) {
+                    for (int i = 0; i < rows / 8; ++i)
+                        bulk_copy_async(ring + slot * kMmaSlotBytes + i * tc.units * 256,
+                                        (c.by_field ? L.wf : L.wt) +
+                                            static_cast<int64_t>(r / 8 + i) * (L.k * 2) + 256 * ch * tc.units,
+                                        8 * bytes, &full[slot]);
+                    continue;
+                }
                 for (int i = 0; i < rows; ++i)
                     bulk_copy_async(ring + slot * kMmaSlotBytes + i * tc.stride,
                                     w + static_cast<int64_t>(r + i) * (L.k / 4) + 32 * ch * tc.units, bytes,
                                     &full[slot]);
             }
+        }
+    }
+}
+
+// The split tiles in fragment order with nothing block-wide inside a link: each warp stages just
+// the x of its own units (the link's absmax known beforehand: link l - 1's blocks left it in
+// Chain::amax), adds its part of x's sum and of each tile's rows into shared ints, and the block
+// meets once at the link's end to store its rows and their |y| max. The ring's slot and phase
+// are counted, not divided out.
+__device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, uint64_t* full,
+                              uint64_t* empty, int* sums, int* sumx) {
+    const int lane = static_cast<int>(threadIdx.x) & 31, cw = (static_cast<int>(threadIdx.x) >> 5) - 1;
+    const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+    unsigned* ymax = reinterpret_cast<unsigned*>(sumx + 2);
+    uint32_t* xw = reinterpret_cast<uint32_t*>(xs);
+    int slot = 0;
+    uint32_t phase = 0;
+    for (int l = c.first; l < c.first + c.links; ++l) {
+        const Link& L = kLinks[l];
+        const TileChunks tc(L.k);
+        if (l > c.first && c.wait) {
+            if (threadIdx.x == 32) {
+                const uint64_t start = globaltimer_ns();
+                while (load_acquire(&c.done[l - 1]) < static_cast<unsigned>(blocks)) {
+                    if (globaltimer_ns() - start > kWaitTrapNs) __trap();
+                }
+            }
+            consumers_sync();
+        }
+        // x: the warp's units of every chunk, lane 4 i + s taking field s of word 8 u + i (inputs
+        // 16 (8 u + i) + 4 j + s), quantised by the link's absmax, laid out paired (stage_x).
+        // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
+        // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
+        const float m = l == 0 ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
+        const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
+        const unsigned short* src = reinterpret_cast<const unsigned short*>(l == 0 ? c.x0 : kLinks[l - 1].y);
+        int sx = 0;
+        for (int ch = 0; ch < tc.chunks && c.by_field; ++ch) {
+            // By field: mma s of unit u takes inputs 128 u + 32 s + q at its K slot q, so lane w
+            // quantises inputs 128 u + 4 w .. + 3 (one 8-byte load) into the word that is B's
+            // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does.
+            constexpr int kMost = 6;  // units a warp takes of a chunk: 48 / 8
+            const int all = tc.units_of(ch, L.k), u0 = ch * tc.units + all * cw / kConsumerWarps;
+            const int nu = ch * tc.units + all * (cw + 1) / kConsumerWarps - u0;
+            uint2 raw[kMost];
+#pragma unroll
+            for (int i = 0; i < kMost; ++i)
+                if (i < nu) raw[i] = __ldcg(reinterpret_cast<const uint2*>(src + 128 * (u0 + i) + 4 * lane));
+            const int f = lane >> 3, t = lane & 3, h = (lane >> 2) & 1;
+#pragma unroll
+            for (int i = 0; i < kMost; ++i)
+                if (i < nu) {
+                    const uint32_t w2[2] = {raw[i].x, raw[i].y};
+                    uint32_t packed = 0;
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const __half x =
+                            __ushort_as_half(static_cast<unsigned short>(w2[j >> 1] >> (16 * (j & 1))));
+                        const int q = __float2int_rn(__half2float(x) * inv);
+                        sx += q;
+                        packed |= (static_cast<uint32_t>(q) & 0xffu) << (8 * j);
+                    }
+                    xw[32 * (u0 + i) + 8 * t + 2 * f + h] = packed;
+                }
+        }
+        for (int ch = 0; ch < tc.chunks && !c.by_field; ++ch) {
+            const int all = tc.units_of(ch, L.k), base = ch * tc.units;
+#pragma unroll 4
+            for (int u = base + all * cw / kConsumerWarps; u < base + all * (cw + 1) / kConsumerWarps; ++u) {
+                const int v = 8 * u + (lane >> 2), f = lane & 3;
+                uint32_t packed = 0;
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const int q = __float2int_rn(
+                        __half2float(__ushort_as_half(__ldcg(src + 16 * v + 4 * j + f))) * inv);
+                    sx += q;
+                    packed |= (static_cast<uint32_t>(q) & 0xffu) << (8 * j);
+                }
+                xw[8 * (v >> 1) + 2 * f + (v & 1)] = packed;
+            }
+        }
+        sx = warp_sum(sx);
+        if (lane == 0) atomicAdd(&sumx[l & 1], sx);
+        __syncwarp();
+
+        const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
+        for (int r = r0; r < r1; r += 16) {
+            int acc[4][4] = {};
+            for (int ch = 0; ch < tc.chunks; ++ch) {
+                mbarrier_wait(&full[slot], phase);
+                const int all = tc.units_of(ch, L.k);
+                const int u0 = all * cw / kConsumerWarps, u1 = all * (cw + 1) / kConsumerWarps;
+                const uint8_t* wa = ring + slot * kMmaSlotBytes + 256 * u0 + 8 * lane;
+                tile_chunk_product<true>(wa, wa + 256 * tc.units, 256, xs + 128 * (ch * tc.units + u0),
+                                         u1 - u0, lane, acc);
+                __syncwarp();
+                if (lane == 0) mbarrier_arrive(&empty[slot]);
+                if (++slot == c.slots) {
+                    slot = 0;
+                    phase ^= 1;
+                }
+            }
+            const int g = lane >> 2, rows = min(16, r1 - r);
+            if ((lane & 3) == 0)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    if (g + 8 * h < rows) {
+                        const int i = 2 * h;
+                        atomicAdd(&sums[r - r0 + g + 8 * h],
+                                  ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i]);
+                    }
+        }
+
+        const int kn = l + 1 < kMaxLinks ? kLinks[l + 1].k : 0;
+        const float ys = scale * L.rk;
+        // The link's end: every warp's sums are in. The block's rows stored (their sums zeroed for
+        // the next link), the largest |y| of those the next link takes as x added to its absmax.
+        consumers_sync();
+        const int sum_x = sumx[l & 1];
+        float mx = 0.0f;
+        for (int i = static_cast<int>(threadIdx.x) - 32; i < r1 - r0; i += 32 * kConsumerWarps) {
+            const __half y = __float2half_rn(static_cast<float>((sums[i] >> 6) - sum_x) * ys);
+            L.y[r0 + i] = y;
+            sums[i] = 0;
+            if (r0 + i < kn) mx = fmaxf(mx, fabsf(__half2float(y)));
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        if (lane == 0) atomicMax(ymax, __float_as_uint(mx));  // non-negative floats order as their bits
+        consumers_sync();
+        if (threadIdx.x == 32) {
+            sumx[l & 1] = 0;  // the link after next is its next user, past two more barriers
+            if (kn > 0) atomicMax(&c.amax[l + 1], *ymax);
+            *ymax = 0;
+            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&c.done[l]), "r"(1u) : "memory");
         }
     }
 }
@@ -290,8 +458,12 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     float* red_f = reinterpret_cast<float*>(empty + kMaxSlots);
     int* red_i = reinterpret_cast<int*>(red_f + kConsumerWarps);
     int* partial = red_i + kConsumerWarps;  // split tiles: [tile & 1][warp][16 rows] partial sums
+    int* sums =
+        partial + 2 * kConsumerWarps * 16;  // deferred: [a block's rows of a link] sums, zero between links
+    int* sumx = sums + kMaxShareRows;       // local: x's sum by link parity, and the block's |y| max
     const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+    for (int i = static_cast<int>(threadIdx.x); i < kMaxShareRows + 3; i += kThreads) sums[i] = 0;
     if (threadIdx.x == 0) {
         for (int i = 0; i < c.slots; ++i) {
             mbarrier_init(&full[i]);
@@ -330,6 +502,10 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     }
 
     // The consumers.
+    if (c.local) {
+        consume_split(c, ring, xs, full, empty, sums, sumx);
+        return;
+    }
     const int cw = warp - 1;
     const uint4* x4 = reinterpret_cast<const uint4*>(xs);
     int slot = 0;
@@ -349,7 +525,8 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         }
         int sum_x = 0;
         const float scale =
-            c.stage ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, &sum_x, red_f, red_i) : 0.0f;
+            c.stage ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, c.paired, &sum_x, red_f, red_i)
+                    : 0.0f;
         const float ys = scale * L.rk;
         if (c.mma) {
             const TileChunks tc(L.k);
@@ -368,8 +545,16 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                         const int all = tc.units_of(ch, L.k);
                         const int u0 = c.split ? all * cw / kConsumerWarps : 0;
                         const int u1 = c.split ? all * (cw + 1) / kConsumerWarps : all;
-                        tile_chunk_product(ring + s * kMmaSlotBytes + 32 * u0, tc.stride,
-                                           xs + 128 * (ch * tc.units + u0), u1 - u0, lane, acc);
+                        const uint8_t* slot = ring + s * kMmaSlotBytes;
+                        const int g = lane >> 2, step = c.tiled ? 256 : 32;
+                        const uint8_t* wa =
+                            slot + step * u0 + (c.tiled ? 8 * lane : g * tc.stride + 8 * (lane & 3));
+                        const uint8_t* wb = wa + (c.tiled ? 256 * tc.units : 8 * tc.stride);
+                        const int8_t* xu = xs + 128 * (ch * tc.units + u0);
+                        if (c.paired)
+                            tile_chunk_product<true>(wa, wb, step, xu, u1 - u0, lane, acc);
+                        else
+                            tile_chunk_product<false>(wa, wb, step, xu, u1 - u0, lane, acc);
                     }
                     __syncwarp();
                     if (lane == 0) mbarrier_arrive(&empty[s]);
@@ -380,6 +565,14 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                 auto sum64 = [&](int i) {
                     return ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i];
                 };
+                if (c.deferred) {
+                    // Added into the rows' shared sums without waiting for the other warps: the
+                    // link's end (below) stores them once every warp is done.
+                    if ((lane & 3) == 0)
+                        for (int h = 0; h < 2; ++h)
+                            if (g + 8 * h < rows) atomicAdd(&sums[r - r0 + g + 8 * h], sum64(2 * h));
+                    continue;
+                }
                 if (c.split) {
                     // The warps' partial sums meet in shared memory, in two buffers by turns: a
                     // tile's are read before the next tile's barrier, so the tile after may reuse them.
@@ -426,6 +619,16 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                 }
             }
         }
+        if (c.deferred) {
+            // Every warp's sums are in: the block's rows of the link stored, their sums zeroed for
+            // the next (its first adds come after stage_x's barriers).
+            consumers_sync();
+            const int r0 = tile_share_begin(L.n, b, blocks), rows = tile_share_begin(L.n, b + 1, blocks) - r0;
+            for (int i = static_cast<int>(threadIdx.x) - 32; i < rows; i += 32 * kConsumerWarps) {
+                L.y[r0 + i] = __float2half_rn(static_cast<float>((sums[i] >> 6) - sum_x) * ys);
+                sums[i] = 0;
+            }
+        }
         // The block's rows of link l are stored: one release for all of them (the barrier orders
         // every warp's stores before thread 32's count), and x's staging buffer is free again.
         consumers_sync();
@@ -452,6 +655,41 @@ __global__ void fill_codes(uint32_t* w, size_t n, uint32_t seed) {
             word |= (((h >> 16) * 3u) >> 16) << (2 * f);
         }
         w[i] = word;
+    }
+}
+
+// As tile_codes, with K by field: byte q (K slot q of a lane's piece: 4 t .. and 16 + 4 t ..) of unit u
+// holds in field s the code of input 128 u + 32 s + q, so mma s takes inputs 128 u + 32 s .. + 31.
+__global__ void tile_codes_by_field(const uint32_t* w, uint8_t* wf, int k, int n) {
+    const size_t pieces = static_cast<size_t>(n) * k / 32, units = k / 128;
+    for (size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; e < pieces;
+         e += static_cast<size_t>(gridDim.x) * blockDim.x) {
+        const size_t lane = e % 32, unit = (e / 32) % units, group = e / 32 / units;
+        // Input i is field i % 4 of byte i % 16 / 4 of the row's word i / 16: for K slot q = 16 h + 4 t + f,
+        // word 8 unit + 2 s + h, byte t, field f.
+        const uint32_t* words = w + (8 * group + lane / 4) * (k / 16) + 8 * unit;
+        const int t = static_cast<int>(lane % 4);
+        uint8_t out[8];
+        for (int b = 0; b < 8; ++b) {
+            uint32_t byte = 0;
+            for (int s = 0; s < 4; ++s)
+                byte |= ((words[2 * s + b / 4] >> (8 * t + 2 * (b % 4))) & 3u) << (2 * s);
+            out[b] = static_cast<uint8_t>(byte);
+        }
+        reinterpret_cast<uint2*>(wf)[e] = *reinterpret_cast<const uint2*>(out);
+    }
+}
+
+// A link's codes in fragment order: 8-byte piece e of wt is lane e % 32 = (g, t)'s piece of unit
+// (e / 32) % (k / 128) of the 8-row group e / (8 k): bytes 32 unit + 8 t .. + 7 of the group's row g.
+__global__ void tile_codes(const uint8_t* w, uint8_t* wt, int k, int n) {
+    const size_t pieces = static_cast<size_t>(n) * k / 32, units = k / 128;
+    for (size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; e < pieces;
+         e += static_cast<size_t>(gridDim.x) * blockDim.x) {
+        const size_t lane = e % 32, unit = (e / 32) % units, group = e / 32 / units;
+        const size_t row = 8 * group + lane / 4;
+        reinterpret_cast<uint2*>(wt)[e] =
+            *reinterpret_cast<const uint2*>(w + row * (k / 4) + 32 * unit + 8 * (lane % 4));
     }
 }
 
@@ -533,17 +771,20 @@ int main() {
         weight_bytes += static_cast<size_t>(n) * k / 4;
         y_elems += n;
     }
-    uint8_t* w;
+    uint8_t *w, *wt, *wf;
     __half *y, *x0;
     CHECK(cudaMalloc(&w, weight_bytes));
+    CHECK(cudaMalloc(&wt, weight_bytes));
+    CHECK(cudaMalloc(&wf, weight_bytes));
     CHECK(cudaMalloc(&y, y_elems * sizeof(__half)));
     CHECK(cudaMalloc(&x0, shapes[0].first * sizeof(__half)));
-    CHECK(cudaMalloc(&c.done, kMaxLinks * sizeof(unsigned)));
+    CHECK(cudaMalloc(&c.done, 2 * kMaxLinks * sizeof(unsigned)));
+    c.amax = c.done + kMaxLinks;
     size_t wo = 0, yo = 0;
     std::vector<Link> links(c.links);
     for (int l = 0; l < c.links; ++l) {
         const auto [k, n] = shapes[l];
-        links[l] = Link{reinterpret_cast<const uint32_t*>(w + wo), y + yo, k, n,
+        links[l] = Link{reinterpret_cast<const uint32_t*>(w + wo), wt + wo, wf + wo, y + yo, k, n,
                         std::sqrt(1.5f / static_cast<float>(k))};
         wo += static_cast<size_t>(n) * k / 4;
         yo += n;
@@ -551,6 +792,12 @@ int main() {
     CHECK(cudaMemcpyToSymbol(kLinks, links.data(), links.size() * sizeof(Link)));
     fill_codes<<<4 * prop.multiProcessorCount, 256>>>(reinterpret_cast<uint32_t*>(w), weight_bytes / 4,
                                                       12345u);
+    CHECK(cudaGetLastError());
+    for (const Link& L : links)
+        tile_codes<<<4 * prop.multiProcessorCount, 256>>>(reinterpret_cast<const uint8_t*>(L.w),
+                                                          const_cast<uint8_t*>(L.wt), L.k, L.n);
+    for (const Link& L : links)
+        tile_codes_by_field<<<4 * prop.multiProcessorCount, 256>>>(L.w, const_cast<uint8_t*>(L.wf), L.k, L.n);
     CHECK(cudaGetLastError());
     std::vector<__half> hx(shapes[0].first);
     uint32_t s = 7;
@@ -560,25 +807,39 @@ int main() {
     }
     CHECK(cudaMemcpy(x0, hx.data(), hx.size() * sizeof(__half), cudaMemcpyHostToDevice));
     c.x0 = x0;
+    for (const __half& v : hx) c.x0_amax = std::max(c.x0_amax, std::fabs(__half2float(v)));
 
     const size_t smem = kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) +
-                        2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4;
+                        2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4 + (kMaxShareRows + 3) * 4;
     CHECK(cudaFuncSetAttribute(chain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
     // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
-    // only, 'k' the tiles with each chunk's K split over the warps.
-    auto on_tensor_cores = [](char parts) { return parts == 'm' || parts == 'M' || parts == 'k'; };
+    // only, 'k' the tiles with each chunk's K split over the warps; 't' and 'T' as 'k' and 'M' with
+    // the codes in fragment order (a bulk copy an 8-row group of a chunk); 'q' as 't' with x paired,
+    // 'p' as 'q' with the sums deferred to the link's end; 'x' as 'p' by consume_split, 'y' as 'x' with
+    // K by field.
+    auto on_tensor_cores = [](char parts) {
+        return parts == 'm' || parts == 'M' || parts == 'k' || parts == 't' || parts == 'T' || parts == 'q' ||
+               parts == 'p' || parts == 'x' || parts == 'y';
+    };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
-        c.stage = parts != 'r' && parts != 'M';
-        c.rows = parts == 'f' || parts == 'i' || parts == 'm' || parts == 'k';
+        c.stage = parts != 'r' && parts != 'M' && parts != 'T';
+        c.rows = parts == 'f' || parts == 'i' || parts == 'm' || parts == 'k' || parts == 't' ||
+                 parts == 'q' || parts == 'p' || parts == 'x' || parts == 'y';
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
-        c.split = parts == 'k';
+        c.split = parts == 'k' || parts == 't' || parts == 'q' || parts == 'p';
+        c.tiled =
+            parts == 't' || parts == 'T' || parts == 'q' || parts == 'p' || parts == 'x' || parts == 'y';
+        c.local = parts == 'x' || parts == 'y';
+        c.by_field = parts == 'y';
+        c.paired = parts == 'q' || parts == 'p';
+        c.deferred = parts == 'p';
         c.first = first;
         c.links = count < 0 ? all : count;
         void* args[] = {&c};
@@ -590,7 +851,7 @@ int main() {
     // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
     if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
         for (int i = 0; i < 2; ++i) {
-            CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+            CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
             launch(on_tensor_cores(only[0]) ? kMmaSlots : kMaxSlots, only[1] != '0', 0, -1, only[0]);
             CHECK(cudaDeviceSynchronize());
         }
@@ -602,9 +863,11 @@ int main() {
     const int checked = 6;
     int wrong = 0;  // forms whose check failed: still timed, and the probe fails at its end
     const std::pair<int, char> checks[] = {
-        {kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'}, {kMmaSlots, 'k'}, {2, 'k'}};
+        {kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'}, {kMmaSlots, 'k'}, {2, 'k'},
+        {kMmaSlots, 't'}, {2, 't'}, {kMmaSlots, 'q'}, {kMmaSlots, 'p'}, {2, 'p'}, {kMmaSlots, 'x'}, {2, 'x'},
+        {kMmaSlots, 'y'}, {2, 'y'}};
     for (const auto& [slots, parts] : checks) {
-        CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+        CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
         launch(slots, true, 0, -1, parts);
         CHECK(cudaDeviceSynchronize());
         std::vector<__half> src = hx;
@@ -629,6 +892,11 @@ int main() {
                 parts == 'i'   ? "ilp"
                 : parts == 'm' ? "mma"
                 : parts == 'k' ? "mma split"
+                : parts == 't' ? "mma split, fragment order"
+                : parts == 'q' ? "mma split, fragment order, x paired"
+                : parts == 'p' ? "mma split, fragment order, x paired, sums deferred"
+                : parts == 'x' ? "mma split, warp-local x"
+                : parts == 'y' ? "mma split, warp-local x, K by field"
                                : "plain",
                 L.k, L.n, bad, __half2float(got[0]));
             src.assign(got.begin(), got.begin() + links[l + 1].k);
@@ -645,7 +913,7 @@ int main() {
     auto time_chain = [&](const char* form, int slots, auto&& chain) {
         std::vector<float> ms;
         for (int i = 0; i < 6; ++i) {
-            CHECK(cudaMemsetAsync(c.done, 0, kMaxLinks * sizeof(unsigned)));
+            CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
             CHECK(cudaEventRecord(e0));
             chain();
             CHECK(cudaEventRecord(e1));
@@ -686,8 +954,30 @@ int main() {
             time_chain(wait ? "mma tiles, K split" : "mma tiles, K split, no waits", slots,
                        [&] { launch(slots, wait, 0, -1, 'k'); });
     time_chain("mma ring only", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'M'); });
-    // The same kernel launched once a link (stream order in place of the counters' waits): what
-    // one persistent launch buys over a kernel boundary a link, the arithmetic the same.
+    // The split tiles with the codes in fragment order: two bulk copies a chunk instead of sixteen.
+    for (bool wait : {true, false})
+        for (int slots : {kMmaSlots, 4})
+            time_chain(wait ? "mma split, fragment order" : "mma split, fragment order, no waits", slots,
+                       [&] { launch(slots, wait, 0, -1, 't'); });
+    time_chain("mma ring only, fragment order", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'T'); });
+    // And with x paired (no register moves for the mma's B), then with the sums deferred to the
+    // link's end (no barrier a tile).
+    for (char parts : {'q', 'p'})
+        for (bool wait : {true, false})
+            time_chain(parts == 'q' ? (wait ? "mma split, x paired" : "mma split, x paired, no waits")
+                                    : (wait ? "mma split, x paired, sums deferred"
+                                            : "mma split, x paired, sums deferred, no waits"),
+                       kMmaSlots, [&] { launch(kMmaSlots, wait, 0, -1, parts); });
+    // consume_split: each warp stages its own x, nothing block-wide until the link's end.
+    for (bool wait : {true, false})
+        for (int slots : {kMmaSlots, 4})
+            time_chain(wait ? "mma split, warp-local x" : "mma split, warp-local x, no waits", slots,
+                       [&] { launch(slots, wait, 0, -1, 'x'); });
+    // And with K by field: x staged with a load a word, straight into place.
+    for (bool wait : {true, false})
+        for (int slots : {kMmaSlots, 4})
+            time_chain(wait ? "mma split, K by field" : "mma split, K by field, no waits", slots,
+                       [&] { launch(slots, wait, 0, -1, 'y'); });
     time_chain("a launch a link", kMaxSlots, [&] {
         for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
     });

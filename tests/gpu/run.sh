@@ -211,7 +211,8 @@ dataflow() {
   # through a shared-memory ring, waiting only for free slots, keeps the copy rate through the
   # links' dependencies (dataflow_chain.cu): exactness first, then by ring depth, with and without
   # the waits; the ring alone; x staged alone, the rows on independent chains, and the rows in
-  # 16-row tiles on the tensor cores, a chunk's sums by one warp or split over all eight.
+  # 16-row tiles on the tensor cores, a chunk's sums by one warp or split over all eight, and the
+  # split tiles' refinements (fragment order, paired x, deferred sums, warp-local x, K by field).
   probe dataflow_chain sm_90a dataflow-chain.jsonl
 }
 
