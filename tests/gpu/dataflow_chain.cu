@@ -42,6 +42,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace {
@@ -102,6 +105,8 @@ struct Chain {
     bool deferred;     // with split: the warps' sums added into a row's shared int, stored at the link's end
     bool local;        // consume_split: as deferred, with each warp staging its own x (nothing block-wide)
     bool by_field;     // with local: the codes from Link::wf, x staged in input order (a load a word)
+    bool unrolled;     // with by_field: chunks in 8s of units (TileChunks' whole8), a warp's N units of a
+                       // chunk unrolled (tile_chunk_product_n)
 };
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
@@ -124,10 +129,13 @@ __host__ __device__ inline int slot_rows(int k) {
 // apart there: 32 bytes of padding a row, so the 8 rows of a fragment load meet different banks.
 struct TileChunks {
     int chunks, units, stride;
-    __host__ __device__ explicit TileChunks(int k) {
+    // whole8: chunks of the most units a slot holds, all but the last, in 8s (so each of the eight
+    // warps takes the same units of a chunk when K is a multiple of 1,024).
+    __host__ __device__ explicit TileChunks(int k, bool whole8 = false) {
         const int all = k / 128, most = (kMmaSlotBytes / 16 - 32) / 32;
         chunks = (all + most - 1) / most;
-        units = (all + chunks - 1) / chunks;
+        units = whole8 ? min(all, most / 8 * 8) : (all + chunks - 1) / chunks;
+        if (whole8) chunks = (all + units - 1) / units;
         stride = 32 * units + 32;
     }
     __host__ __device__ int units_of(int chunk, int k) const { return min(units, k / 128 - chunk * units); }
@@ -141,6 +149,24 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
 
 __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, %0;" ::"n"(32 * kConsumerWarps) : "memory");
+}
+
+// The consumers wait until every block has counted link l done: thread 32 polls, the others wait
+// at the barrier after it (which orders their loads of the link's outputs after its acquire).
+__device__ void wait_for_link(const Chain& c, int l) {
+    if (threadIdx.x == 32) {
+        const uint64_t start = globaltimer_ns();
+        while (load_acquire(&c.done[l]) < gridDim.x) {
+            if (globaltimer_ns() - start > kWaitTrapNs) __trap();
+        }
+    }
+    consumers_sync();
+}
+
+// Counts the block done with link l: a release, after a barrier that ordered every consumer's
+// stores of the link's outputs before it.
+__device__ __forceinline__ void count_link_done(const Chain& c, int l) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&c.done[l]), "r"(1u) : "memory");
 }
 
 // x of link L into xs as int8 words: word 4 v + s holds inputs 16 v + 4 j + s (j = 0..3) as its
@@ -278,6 +304,35 @@ __device__ __forceinline__ void tile_chunk_product(const uint8_t* wa, const uint
     }
 }
 
+// tile_chunk_product of exactly N units, paired x, in fragment order, unrolled: every load first,
+// then the units' mmas on two sets of sums by turns (acc for even units, odd for odd ones), so no
+// mma waits on the one before it for more than every other unit.
+template <int N>
+__device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const uint8_t* wb, const int8_t* xs,
+                                                     int lane, int (&acc)[4][4], int (&odd)[4][4]) {
+    const uint8_t* xg = reinterpret_cast<const uint8_t*>(xs) + 32 * (lane & 3);
+    uint2 a[N], b[N];
+    uint4 x0[N], x1[N];
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+        a[u] = *reinterpret_cast<const uint2*>(wa + 256 * u);
+        b[u] = *reinterpret_cast<const uint2*>(wb + 256 * u);
+        x0[u] = *reinterpret_cast<const uint4*>(xg + 128 * u);
+        x1[u] = *reinterpret_cast<const uint4*>(xg + 128 * u + 16);
+    }
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+        const uint32_t b0[4] = {x0[u].x, x0[u].z, x1[u].x, x1[u].z},
+                       b1[4] = {x0[u].y, x0[u].w, x1[u].y, x1[u].w};
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+            const uint32_t m = 0x03030303u << (2 * s);
+            int(&d)[4] = u % 2 ? odd[s] : acc[s];
+            mma_u8s8(d, a[u].x & m, b[u].x & m, a[u].y & m, b[u].y & m, b0[s], b1[s], d);
+        }
+    }
+}
+
 // The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
 // a block's share is within 8 rows of the others'), a K chunk a slot, a bulk copy a row (or, tiled,
 // an 8-row group: its chunk is contiguous in Link::wt, and lands at group * units * 256 in the slot).
@@ -286,7 +341,7 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
     uint32_t seq = 0;  // chunks so far: slot seq % slots, its round seq / slots
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
-        const TileChunks tc(L.k);
+        const TileChunks tc(L.k, c.unrolled);
         const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
         const uint8_t* w = reinterpret_cast<const uint8_t*>(L.w);
         for (int r = r0; r < r1; r += 16) {
@@ -329,19 +384,10 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
     uint32_t phase = 0;
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
-        const TileChunks tc(L.k);
-        if (l > c.first && c.wait) {
-            if (threadIdx.x == 32) {
-                const uint64_t start = globaltimer_ns();
-                while (load_acquire(&c.done[l - 1]) < static_cast<unsigned>(blocks)) {
-                    if (globaltimer_ns() - start > kWaitTrapNs) __trap();
-                }
-            }
-            consumers_sync();
-        }
+        const TileChunks tc(L.k, c.unrolled);
+        if (l > c.first && c.wait) wait_for_link(c, l - 1);
         // x: the warp's units of every chunk, lane 4 i + s taking field s of word 8 u + i (inputs
         // 16 (8 u + i) + 4 j + s), quantised by the link's absmax, laid out paired (stage_x).
-        // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
         // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
         const float m = l == 0 ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
         const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
@@ -397,14 +443,19 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
 
         const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
         for (int r = r0; r < r1; r += 16) {
-            int acc[4][4] = {};
+            int acc[4][4] = {}, odd[4][4] = {};
             for (int ch = 0; ch < tc.chunks; ++ch) {
                 mbarrier_wait(&full[slot], phase);
                 const int all = tc.units_of(ch, L.k);
                 const int u0 = all * cw / kConsumerWarps, u1 = all * (cw + 1) / kConsumerWarps;
                 const uint8_t* wa = ring + slot * kMmaSlotBytes + 256 * u0 + 8 * lane;
-                tile_chunk_product<true>(wa, wa + 256 * tc.units, 256, xs + 128 * (ch * tc.units + u0),
-                                         u1 - u0, lane, acc);
+                const int8_t* xu = xs + 128 * (ch * tc.units + u0);
+                if (c.unrolled && u1 - u0 == 5)
+                    tile_chunk_product_n<5>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
+                else if (c.unrolled && u1 - u0 == 6)
+                    tile_chunk_product_n<6>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
+                else
+                    tile_chunk_product<true>(wa, wa + 256 * tc.units, 256, xu, u1 - u0, lane, acc);
                 __syncwarp();
                 if (lane == 0) mbarrier_arrive(&empty[slot]);
                 if (++slot == c.slots) {
@@ -412,6 +463,10 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                     phase ^= 1;
                 }
             }
+#pragma unroll
+            for (int s = 0; s < 4; ++s)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) acc[s][i] += odd[s][i];
             const int g = lane >> 2, rows = min(16, r1 - r);
             if ((lane & 3) == 0)
 #pragma unroll
@@ -444,7 +499,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             sumx[l & 1] = 0;  // the link after next is its next user, past two more barriers
             if (kn > 0) atomicMax(&c.amax[l + 1], *ymax);
             *ymax = 0;
-            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&c.done[l]), "r"(1u) : "memory");
+            count_link_done(c, l);
         }
     }
 }
@@ -514,15 +569,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     int tile = 0;      // and tiles so far, round robin over the warps
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
-        if (l > c.first && c.wait) {
-            if (threadIdx.x == 32) {
-                const uint64_t start = globaltimer_ns();
-                while (load_acquire(&c.done[l - 1]) < static_cast<unsigned>(blocks)) {
-                    if (globaltimer_ns() - start > kWaitTrapNs) __trap();
-                }
-            }
-            consumers_sync();
-        }
+        if (l > c.first && c.wait) wait_for_link(c, l - 1);
         int sum_x = 0;
         const float scale =
             c.stage ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, c.paired, &sum_x, red_f, red_i)
@@ -632,8 +679,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         // The block's rows of link l are stored: one release for all of them (the barrier orders
         // every warp's stores before thread 32's count), and x's staging buffer is free again.
         consumers_sync();
-        if (threadIdx.x == 32)
-            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&c.done[l]), "r"(1u) : "memory");
+        if (threadIdx.x == 32) count_link_done(c, l);
     }
 }
 
@@ -820,25 +866,22 @@ int main() {
     // only, 'k' the tiles with each chunk's K split over the warps; 't' and 'T' as 'k' and 'M' with
     // the codes in fragment order (a bulk copy an 8-row group of a chunk); 'q' as 't' with x paired,
     // 'p' as 'q' with the sums deferred to the link's end; 'x' as 'p' by consume_split, 'y' as 'x' with
-    // K by field.
-    auto on_tensor_cores = [](char parts) {
-        return parts == 'm' || parts == 'M' || parts == 'k' || parts == 't' || parts == 'T' || parts == 'q' ||
-               parts == 'p' || parts == 'x' || parts == 'y';
-    };
+    // K by field, 'u' as 'y' with a warp's units of a chunk unrolled.
+    auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyu"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
-        c.stage = parts != 'r' && parts != 'M' && parts != 'T';
-        c.rows = parts == 'f' || parts == 'i' || parts == 'm' || parts == 'k' || parts == 't' ||
-                 parts == 'q' || parts == 'p' || parts == 'x' || parts == 'y';
+        c.stage = !one_of(parts, "rMT");
+        c.rows = one_of(parts, "fimktqpxyu");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
-        c.split = parts == 'k' || parts == 't' || parts == 'q' || parts == 'p';
-        c.tiled =
-            parts == 't' || parts == 'T' || parts == 'q' || parts == 'p' || parts == 'x' || parts == 'y';
-        c.local = parts == 'x' || parts == 'y';
-        c.by_field = parts == 'y';
-        c.paired = parts == 'q' || parts == 'p';
+        c.split = one_of(parts, "ktqp");
+        c.tiled = one_of(parts, "tTqpxyu");
+        c.local = one_of(parts, "xyu");
+        c.by_field = one_of(parts, "yu");
+        c.unrolled = parts == 'u';
+        c.paired = one_of(parts, "qp");
         c.deferred = parts == 'p';
         c.first = first;
         c.links = count < 0 ? all : count;
@@ -865,7 +908,7 @@ int main() {
     const std::pair<int, char> checks[] = {
         {kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'}, {kMmaSlots, 'k'}, {2, 'k'},
         {kMmaSlots, 't'}, {2, 't'}, {kMmaSlots, 'q'}, {kMmaSlots, 'p'}, {2, 'p'}, {kMmaSlots, 'x'}, {2, 'x'},
-        {kMmaSlots, 'y'}, {2, 'y'}};
+        {kMmaSlots, 'y'}, {2, 'y'}, {kMmaSlots, 'u'}, {2, 'u'}};
     for (const auto& [slots, parts] : checks) {
         CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
         launch(slots, true, 0, -1, parts);
@@ -897,6 +940,7 @@ int main() {
                 : parts == 'p' ? "mma split, fragment order, x paired, sums deferred"
                 : parts == 'x' ? "mma split, warp-local x"
                 : parts == 'y' ? "mma split, warp-local x, K by field"
+                : parts == 'u' ? "mma split, K by field, unrolled"
                                : "plain",
                 L.k, L.n, bad, __half2float(got[0]));
             src.assign(got.begin(), got.begin() + links[l + 1].k);
@@ -929,55 +973,41 @@ int main() {
             "\"best_us\": %.1f, \"bound_us\": %.1f, \"fraction\": %.4f}\n",
             all, form, slots, weight_bytes, us, ms[0] * 1e3, bound_us, bound_us / us);
     };
-    for (bool wait : {true, false})
-        for (int slots : {kMaxSlots, 6, 4, 2})
-            time_chain(wait ? "one kernel" : "one kernel, no waits", slots, [&] { launch(slots, wait); });
+    // A form with the waits and then without them ("..., no waits"), at each ring depth given.
+    auto time_form = [&](const std::string& form, char parts, std::initializer_list<int> depths) {
+        for (bool wait : {true, false})
+            for (int slots : depths)
+                time_chain((wait ? form : form + ", no waits").c_str(), slots,
+                           [&] { launch(slots, wait, 0, -1, parts); });
+    };
+    time_form("one kernel", 'f', {kMaxSlots, 6, 4, 2});
     // The ring alone: the consumers free each slot as it lands, no x and no sums (what the producer's
     // bulk copies reach through the slots' barriers, the ceiling of the forms above).
     for (int slots : {kMaxSlots, 2}) time_chain("ring only", slots, [&] { launch(slots, true, 0, -1, 'r'); });
     // Where the consumers' time goes: x staged a link without the rows (no waits), and the rows on
     // independent chains, with and without the waits.
     time_chain("x staged only, no waits", kMaxSlots, [&] { launch(kMaxSlots, false, 0, -1, 's'); });
-    for (bool wait : {true, false})
-        time_chain(wait ? "one kernel, ilp rows" : "one kernel, ilp rows, no waits", kMaxSlots,
-                   [&] { launch(kMaxSlots, wait, 0, -1, 'i'); });
+    time_form("one kernel, ilp rows", 'i', {kMaxSlots});
     // The rows in 16-row tiles on the tensor cores (a K chunk a slot, a bulk copy a row): with and
     // without the waits, by ring depth, and their ring alone.
-    for (bool wait : {true, false})
-        for (int slots : {kMmaSlots, 4})
-            time_chain(wait ? "mma tiles" : "mma tiles, no waits", slots,
-                       [&] { launch(slots, wait, 0, -1, 'm'); });
+    time_form("mma tiles", 'm', {kMmaSlots, 4});
     // The same tiles with each chunk's K split over all eight warps (a slot frees after an eighth of
     // a chunk's work, as the row forms' slots do), their sums met in shared memory a tile.
-    for (bool wait : {true, false})
-        for (int slots : {kMmaSlots, 4})
-            time_chain(wait ? "mma tiles, K split" : "mma tiles, K split, no waits", slots,
-                       [&] { launch(slots, wait, 0, -1, 'k'); });
+    time_form("mma tiles, K split", 'k', {kMmaSlots, 4});
     time_chain("mma ring only", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'M'); });
     // The split tiles with the codes in fragment order: two bulk copies a chunk instead of sixteen.
-    for (bool wait : {true, false})
-        for (int slots : {kMmaSlots, 4})
-            time_chain(wait ? "mma split, fragment order" : "mma split, fragment order, no waits", slots,
-                       [&] { launch(slots, wait, 0, -1, 't'); });
+    time_form("mma split, fragment order", 't', {kMmaSlots, 4});
     time_chain("mma ring only, fragment order", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'T'); });
     // And with x paired (no register moves for the mma's B), then with the sums deferred to the
     // link's end (no barrier a tile).
-    for (char parts : {'q', 'p'})
-        for (bool wait : {true, false})
-            time_chain(parts == 'q' ? (wait ? "mma split, x paired" : "mma split, x paired, no waits")
-                                    : (wait ? "mma split, x paired, sums deferred"
-                                            : "mma split, x paired, sums deferred, no waits"),
-                       kMmaSlots, [&] { launch(kMmaSlots, wait, 0, -1, parts); });
-    // consume_split: each warp stages its own x, nothing block-wide until the link's end.
-    for (bool wait : {true, false})
-        for (int slots : {kMmaSlots, 4})
-            time_chain(wait ? "mma split, warp-local x" : "mma split, warp-local x, no waits", slots,
-                       [&] { launch(slots, wait, 0, -1, 'x'); });
-    // And with K by field: x staged with a load a word, straight into place.
-    for (bool wait : {true, false})
-        for (int slots : {kMmaSlots, 4})
-            time_chain(wait ? "mma split, K by field" : "mma split, K by field, no waits", slots,
-                       [&] { launch(slots, wait, 0, -1, 'y'); });
+    time_form("mma split, x paired", 'q', {kMmaSlots});
+    time_form("mma split, x paired, sums deferred", 'p', {kMmaSlots});
+    // consume_split: each warp stages its own x, nothing block-wide until the link's end; and with K
+    // by field, x staged with a load a word, straight into place.
+    time_form("mma split, warp-local x", 'x', {kMmaSlots, 4});
+    time_form("mma split, K by field", 'y', {kMmaSlots, 4});
+    // And with a warp's 5 or 6 units of a chunk unrolled, on two sets of sums.
+    time_form("mma split, K by field, unrolled", 'u', {kMmaSlots, 4});
     time_chain("a launch a link", kMaxSlots, [&] {
         for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
     });
