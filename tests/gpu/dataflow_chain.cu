@@ -26,8 +26,8 @@
 // split tiles step by step towards fewer instructions a byte and less a link (the fifty-second pass):
 // the codes in fragment order (a bulk copy an 8-row group, not a row), x staged so each mma's B is
 // one load, the warps' sums added into shared ints and stored at the link's end, each warp staging
-// only its own x with the absmax the link before left (consume_split), and K ordered by field so
-// x stages with one load a word straight into place.
+// only its own x with the absmax the link before left (consume_split), K ordered by field so x
+// stages with one load a word straight into place, and a warp's units of a chunk unrolled.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
