@@ -27,7 +27,8 @@
 // the codes in fragment order (a bulk copy an 8-row group, not a row), x staged so each mma's B is
 // one load, the warps' sums added into shared ints and stored at the link's end, each warp staging
 // only its own x with the absmax the link before left (consume_split), K ordered by field so x
-// stages with one load a word straight into place, and a warp's units of a chunk unrolled.
+// stages with one load a word straight into place, and a warp's units of a chunk unrolled; and
+// where a link's time goes in that last form, from the GPU clock stamped at each step (link_times).
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -67,6 +68,11 @@ constexpr int kMaxSlots = 9;
 constexpr int kMaxK = 17408;
 constexpr int kMaxWordsPerThread = kMaxK / 4 / (32 * kConsumerWarps) + 1;  // x staging, 4 inputs a word
 constexpr int kMaxLinks = 320;
+// Where a link's time goes (consume_split with Chain::stamps): the GPU clock when thread 32 has seen
+// the link before counted done (its wait and the barrier after it), has staged its x, when the
+// block's tiles are done (the link's end's first barrier), its rows stored (the second), and after
+// the release that counts it done.
+enum LinkStamp { kSeen, kStaged, kTiles, kStored, kReleased, kStamps };
 constexpr int kMaxShareRows = 1888;  // a block's rows of a link at most: the head's 248,320 / 132, whole 8s
 // The tensor-core form's ring: fewer, larger slots in the same shared memory (a 16-row tile of
 // 6,144 inputs with its rows' padding fills one).
@@ -93,6 +99,7 @@ struct Chain {
     unsigned* done;    // [kMaxLinks]: blocks finished with link l of kLinks, zero before a launch
     unsigned* amax;    // [kMaxLinks] after done: link l's x's absmax (float bits) from link l - 1's blocks
     float x0_amax;     // link 0's
+    uint64_t* stamps;  // consume_split, when set: [kMaxLinks][blocks][kStamps] thread 32's clock (link_stamp)
     int slots;         // ring depth, 2 .. kMaxSlots
     bool wait;         // false: stage x without waiting (wrong results; the ceiling)
     bool stage;        // false: no x staged (wrong results)
@@ -369,6 +376,11 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
     }
 }
 
+__device__ __forceinline__ void link_stamp(const Chain& c, int l, LinkStamp at) {
+    if (c.stamps && threadIdx.x == 32)
+        c.stamps[(static_cast<size_t>(l) * gridDim.x + blockIdx.x) * kStamps + at] = globaltimer_ns();
+}
+
 // The split tiles in fragment order with nothing block-wide inside a link: each warp stages just
 // the x of its own units (the link's absmax known beforehand: link l - 1's blocks left it in
 // Chain::amax), adds its part of x's sum and of each tile's rows into shared ints, and the block
@@ -386,6 +398,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         const Link& L = kLinks[l];
         const TileChunks tc(L.k, c.unrolled);
         if (l > c.first && c.wait) wait_for_link(c, l - 1);
+        link_stamp(c, l, kSeen);
         // x: the warp's units of every chunk, lane 4 i + s taking field s of word 8 u + i (inputs
         // 16 (8 u + i) + 4 j + s), quantised by the link's absmax, laid out paired (stage_x).
         // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
@@ -440,6 +453,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         sx = warp_sum(sx);
         if (lane == 0) atomicAdd(&sumx[l & 1], sx);
         __syncwarp();
+        link_stamp(c, l, kStaged);
 
         const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
         for (int r = r0; r < r1; r += 16) {
@@ -483,6 +497,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // The link's end: every warp's sums are in. The block's rows stored (their sums zeroed for
         // the next link), the largest |y| of those the next link takes as x added to its absmax.
         consumers_sync();
+        link_stamp(c, l, kTiles);
         const int sum_x = sumx[l & 1];
         float mx = 0.0f;
         for (int i = static_cast<int>(threadIdx.x) - 32; i < r1 - r0; i += 32 * kConsumerWarps) {
@@ -499,7 +514,9 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             sumx[l & 1] = 0;  // the link after next is its next user, past two more barriers
             if (kn > 0) atomicMax(&c.amax[l + 1], *ymax);
             *ymax = 0;
+            link_stamp(c, l, kStored);
             count_link_done(c, l);
+            link_stamp(c, l, kReleased);
         }
     }
 }
@@ -766,6 +783,61 @@ std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<_
     return y;
 }
 
+// Where a link's time goes in the unrolled form with its waits (Chain::stamps, LinkStamp): one run
+// stamped (the second of two), means over the links that have a next one and over the blocks, in
+// microseconds: a link from the last block's release before it to the last block's release of it,
+// its tiles (staged to tiles done), the spread of the blocks' tiles-done times, the end (tiles done
+// to stored), the release, the wait (the last release of the link before to seen), and staging.
+// Means, not medians: the GPU clock may tick in steps near a microsecond, and a mean of such stamps
+// still converges on the true one.
+template <typename Launch>
+void link_times(Chain& c, int blocks, Launch&& launch) {
+    const size_t n = static_cast<size_t>(kMaxLinks) * blocks * kStamps;
+    CHECK(cudaMalloc(&c.stamps, n * sizeof(uint64_t)));
+    for (int i = 0; i < 2; ++i) {
+        CHECK(cudaMemset(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
+        CHECK(cudaMemset(c.stamps, 0, n * sizeof(uint64_t)));
+        launch();
+        CHECK(cudaDeviceSynchronize());
+    }
+    std::vector<uint64_t> t(n);
+    CHECK(cudaMemcpy(t.data(), c.stamps, n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(c.stamps));
+    c.stamps = nullptr;
+    auto at = [&](int l, int b, int k) {
+        return static_cast<double>(t[(static_cast<size_t>(l) * blocks + b) * kStamps + k]);
+    };
+    auto last = [&](int l, int k) {
+        double m = 0;
+        for (int b = 0; b < blocks; ++b) m = std::max(m, at(l, b, k));
+        return m;
+    };
+    std::vector<double> link, tiles, spread, end, release, wait, staging;
+    for (int l = 1; l + 1 < c.links; ++l) {
+        link.push_back((last(l, kReleased) - last(l - 1, kReleased)) / 1e3);
+        double first = 1e300;
+        for (int b = 0; b < blocks; ++b) {
+            first = std::min(first, at(l, b, kTiles));
+            tiles.push_back((at(l, b, kTiles) - at(l, b, kStaged)) / 1e3);
+            end.push_back((at(l, b, kStored) - at(l, b, kTiles)) / 1e3);
+            release.push_back((at(l, b, kReleased) - at(l, b, kStored)) / 1e3);
+            wait.push_back((at(l, b, kSeen) - last(l - 1, kReleased)) / 1e3);
+            staging.push_back((at(l, b, kStaged) - at(l, b, kSeen)) / 1e3);
+        }
+        spread.push_back((last(l, kTiles) - first) / 1e3);
+    }
+    auto mean = [](const std::vector<double>& v) {
+        double sum = 0;
+        for (double x : v) sum += x;
+        return sum / static_cast<double>(v.size());
+    };
+    std::printf(
+        "{\"form\": \"mma split, K by field, unrolled, stamped\", \"slots\": 4, \"link_us\": %.2f, "
+        "\"tiles_us\": %.2f, \"tiles_spread_us\": %.2f, \"end_us\": %.2f, \"release_us\": %.2f, "
+        "\"wait_us\": %.2f, \"staging_us\": %.2f}\n",
+        mean(link), mean(tiles), mean(spread), mean(end), mean(release), mean(wait), mean(staging));
+}
+
 double copy_gb_s() {
     const size_t bytes = size_t(1) << 30;
     void *a, *b;
@@ -1011,5 +1083,6 @@ int main() {
     time_chain("a launch a link", kMaxSlots, [&] {
         for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
     });
+    link_times(c, blocks, [&] { launch(4, true, 0, -1, 'u'); });
     return wrong > 0;
 }

@@ -212,7 +212,8 @@ dataflow() {
   # links' dependencies (dataflow_chain.cu): exactness first, then by ring depth, with and without
   # the waits; the ring alone; x staged alone, the rows on independent chains, and the rows in
   # 16-row tiles on the tensor cores, a chunk's sums by one warp or split over all eight, and the
-  # split tiles' refinements (fragment order, paired x, deferred sums, warp-local x, K by field).
+  # split tiles' refinements (fragment order, paired x, deferred sums, warp-local x, K by field,
+  # unrolled), and last where a link's time goes in the unrolled form (a stamped run).
   probe dataflow_chain sm_90a dataflow-chain.jsonl
 }
 
