@@ -78,6 +78,7 @@ constexpr int kMaxShareRows = 1888;  // a block's rows of a link at most: the he
 // 6,144 inputs with its rows' padding fills one).
 constexpr int kMmaSlots = 7;
 constexpr int kMmaSlotBytes = 16 * (6144 / 4 + 32);
+constexpr int kMostUnits = (kMmaSlotBytes / 16 - 32) / 32;  // 128-input units a slot holds of a tile's rows
 static_assert(kMmaSlots * kMmaSlotBytes <= kMaxSlots * kSlotBytes,
               "the tensor-core ring fits the ring's memory");
 
@@ -139,9 +140,9 @@ struct TileChunks {
     // whole8: chunks of the most units a slot holds, all but the last, in 8s (so each of the eight
     // warps takes the same units of a chunk when K is a multiple of 1,024).
     __host__ __device__ explicit TileChunks(int k, bool whole8 = false) {
-        const int all = k / 128, most = (kMmaSlotBytes / 16 - 32) / 32;
-        chunks = (all + most - 1) / most;
-        units = whole8 ? min(all, most / 8 * 8) : (all + chunks - 1) / chunks;
+        const int all = k / 128;
+        chunks = (all + kMostUnits - 1) / kMostUnits;
+        units = whole8 ? min(all, kMostUnits / 8 * 8) : (all + chunks - 1) / chunks;
         if (whole8) chunks = (all + units - 1) / units;
         stride = 32 * units + 32;
     }
@@ -299,10 +300,8 @@ __device__ __forceinline__ void tile_chunk_product(const uint8_t* wa, const uint
         const uint2 b = *reinterpret_cast<const uint2*>(wb + step * u);
         const uint4 x0 = *reinterpret_cast<const uint4*>(xg + 128 * u);
         const uint4 x1 = *reinterpret_cast<const uint4*>(xg + 128 * u + 16);
-        const uint32_t b0[4] = {Paired ? x0.x : x0.x, Paired ? x0.z : x0.y, Paired ? x1.x : x0.z,
-                                Paired ? x1.z : x0.w};
-        const uint32_t b1[4] = {Paired ? x0.y : x1.x, Paired ? x0.w : x1.y, Paired ? x1.y : x1.z,
-                                Paired ? x1.w : x1.w};
+        const uint32_t b0[4] = {x0.x, Paired ? x0.z : x0.y, Paired ? x1.x : x0.z, Paired ? x1.z : x0.w};
+        const uint32_t b1[4] = {Paired ? x0.y : x1.x, Paired ? x0.w : x1.y, Paired ? x1.y : x1.z, x1.w};
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
             const uint32_t m = 0x03030303u << (2 * s);
@@ -410,7 +409,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             // By field: mma s of unit u takes inputs 128 u + 32 s + q at its K slot q, so lane w
             // quantises inputs 128 u + 4 w .. + 3 (one 8-byte load) into the word that is B's
             // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does.
-            constexpr int kMost = 6;  // units a warp takes of a chunk: 48 / 8
+            constexpr int kMost = (kMostUnits + kConsumerWarps - 1) / kConsumerWarps;  // a warp's of a chunk
             const int all = tc.units_of(ch, L.k), u0 = ch * tc.units + all * cw / kConsumerWarps;
             const int nu = ch * tc.units + all * (cw + 1) / kConsumerWarps - u0;
             uint2 raw[kMost];
@@ -789,15 +788,14 @@ std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<_
 // its tiles (staged to tiles done), the spread of the blocks' tiles-done times, the end (tiles done
 // to stored), the release, the wait (the last release of the link before to seen), and staging.
 // Means, not medians: the GPU clock may tick in steps near a microsecond, and a mean of such stamps
-// still converges on the true one.
-template <typename Launch>
-void link_times(Chain& c, int blocks, Launch&& launch) {
+// still converges on the true one. `run` launches the chain once, its counts zeroed.
+template <typename Run>
+void link_times(Chain& c, int blocks, Run&& run) {
     const size_t n = static_cast<size_t>(kMaxLinks) * blocks * kStamps;
     CHECK(cudaMalloc(&c.stamps, n * sizeof(uint64_t)));
     for (int i = 0; i < 2; ++i) {
-        CHECK(cudaMemset(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
         CHECK(cudaMemset(c.stamps, 0, n * sizeof(uint64_t)));
-        launch();
+        run();
         CHECK(cudaDeviceSynchronize());
     }
     std::vector<uint64_t> t(n);
@@ -933,6 +931,8 @@ int main() {
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
+    // The links' counts and absmaxes zeroed, as every chain's first launch needs them.
+    auto reset_counts = [&] { CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned))); };
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
     // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
     // only, 'k' the tiles with each chunk's K split over the warps; 't' and 'T' as 'k' and 'M' with
@@ -966,7 +966,7 @@ int main() {
     // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
     if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
         for (int i = 0; i < 2; ++i) {
-            CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
+            reset_counts();
             launch(on_tensor_cores(only[0]) ? kMmaSlots : kMaxSlots, only[1] != '0', 0, -1, only[0]);
             CHECK(cudaDeviceSynchronize());
         }
@@ -982,7 +982,7 @@ int main() {
         {kMmaSlots, 't'}, {2, 't'}, {kMmaSlots, 'q'}, {kMmaSlots, 'p'}, {2, 'p'}, {kMmaSlots, 'x'}, {2, 'x'},
         {kMmaSlots, 'y'}, {2, 'y'}, {kMmaSlots, 'u'}, {2, 'u'}};
     for (const auto& [slots, parts] : checks) {
-        CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
+        reset_counts();
         launch(slots, true, 0, -1, parts);
         CHECK(cudaDeviceSynchronize());
         std::vector<__half> src = hx;
@@ -1029,7 +1029,7 @@ int main() {
     auto time_chain = [&](const char* form, int slots, auto&& chain) {
         std::vector<float> ms;
         for (int i = 0; i < 6; ++i) {
-            CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned)));
+            reset_counts();
             CHECK(cudaEventRecord(e0));
             chain();
             CHECK(cudaEventRecord(e1));
@@ -1083,6 +1083,9 @@ int main() {
     time_chain("a launch a link", kMaxSlots, [&] {
         for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
     });
-    link_times(c, blocks, [&] { launch(4, true, 0, -1, 'u'); });
+    link_times(c, blocks, [&] {
+        reset_counts();
+        launch(4, true, 0, -1, 'u');
+    });
     return wrong > 0;
 }
