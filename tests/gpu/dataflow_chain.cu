@@ -280,6 +280,17 @@ __device__ __forceinline__ int row_dot_ilp(const uint32_t* row, const uint4* xs,
     return warp_sum((a0 + a1) + (a2 + a3));
 }
 
+// One 128-input unit of a 16-row tile on the tensor cores: d[s] += field s of the lane's codes
+// (a: rows g, b: rows g + 8, two words each) times x's B words b0[s], b1[s] for mma s.
+__device__ __forceinline__ void unit_product(uint2 a, uint2 b, const uint32_t (&b0)[4],
+                                             const uint32_t (&b1)[4], int (&d)[4][4]) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        const uint32_t m = 0x03030303u << (2 * s);
+        mma_u8s8(d[s], a.x & m, b.x & m, a.y & m, b.y & m, b0[s], b1[s], d[s]);
+    }
+}
+
 // acc[s] += one K chunk of a 16-row tile times x on the tensor cores (m16n8k32, u8 codes by s8 x):
 // mma s takes field s of every code byte (the code times 4^s, kept in place by one AND), so
 // sum(code x) = (64 acc[0] + 16 acc[1] + 4 acc[2] + acc[3]) / 64. Lane (g, t) takes words 8 u + 2 t and
@@ -302,11 +313,7 @@ __device__ __forceinline__ void tile_chunk_product(const uint8_t* wa, const uint
         const uint4 x1 = *reinterpret_cast<const uint4*>(xg + 128 * u + 16);
         const uint32_t b0[4] = {x0.x, Paired ? x0.z : x0.y, Paired ? x1.x : x0.z, Paired ? x1.z : x0.w};
         const uint32_t b1[4] = {Paired ? x0.y : x1.x, Paired ? x0.w : x1.y, Paired ? x1.y : x1.z, x1.w};
-#pragma unroll
-        for (int s = 0; s < 4; ++s) {
-            const uint32_t m = 0x03030303u << (2 * s);
-            mma_u8s8(acc[s], a.x & m, b.x & m, a.y & m, b.y & m, b0[s], b1[s], acc[s]);
-        }
+        unit_product(a, b, b0, b1, acc);
     }
 }
 
@@ -330,12 +337,7 @@ __device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const ui
     for (int u = 0; u < N; ++u) {
         const uint32_t b0[4] = {x0[u].x, x0[u].z, x1[u].x, x1[u].z},
                        b1[4] = {x0[u].y, x0[u].w, x1[u].y, x1[u].w};
-#pragma unroll
-        for (int s = 0; s < 4; ++s) {
-            const uint32_t m = 0x03030303u << (2 * s);
-            int(&d)[4] = u % 2 ? odd[s] : acc[s];
-            mma_u8s8(d, a[u].x & m, b[u].x & m, a[u].y & m, b[u].y & m, b0[s], b1[s], d);
-        }
+        unit_product(a[u], b[u], b0, b1, u % 2 ? odd : acc);
     }
 }
 
