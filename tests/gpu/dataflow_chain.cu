@@ -29,6 +29,8 @@
 // only its own x with the absmax the link before left (consume_split), K ordered by field so x
 // stages with one load a word straight into place, and a warp's units of a chunk unrolled; and
 // where a link's time goes in that last form, from the GPU clock stamped at each step (link_times).
+// Then (the fifty-third pass) that form with part or all of each link's tiles taken by the blocks at
+// run time, one after another from a count a link, so an SM whose bytes come later takes fewer.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -73,7 +75,10 @@ constexpr int kMaxLinks = 320;
 // block's tiles are done (the link's end's first barrier), its rows stored (the second), and after
 // the release that counts it done.
 enum LinkStamp { kSeen, kStaged, kTiles, kStored, kReleased, kStamps };
-constexpr int kMaxShareRows = 1888;  // a block's rows of a link at most: the head's 248,320 / 132, whole 8s
+// A block's rows of a link at most: the head's 248,320 / 132 in whole 8s is 1,888; with tiles handed
+// out at run time (Chain::tail) a block takes up to kMaxTiles of 16 rows.
+constexpr int kMaxTiles = 160;
+constexpr int kMaxShareRows = 16 * kMaxTiles;
 // The tensor-core form's ring: fewer, larger slots in the same shared memory (a 16-row tile of
 // 6,144 inputs with its rows' padding fills one).
 constexpr int kMmaSlots = 7;
@@ -115,6 +120,11 @@ struct Chain {
     bool by_field;     // with local: the codes from Link::wf, x staged in input order (a load a word)
     bool unrolled;     // with by_field: chunks in 8s of units (TileChunks' whole8), a warp's N units of a
                        // chunk unrolled (tile_chunk_product_n)
+    // With unrolled: the share of a link's 16-row tiles (percent) handed out at run time. Each block
+    // streams the same number of the others first, then takes one tile after another from the
+    // link's count in Chain::next until none is left, so blocks whose bytes come sooner take more.
+    int tail;
+    int* next;  // [kMaxLinks] after amax: tiles of link l's run-time share taken, zero before a launch
 };
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
@@ -344,20 +354,27 @@ __device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const ui
 // The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
 // a block's share is within 8 rows of the others'), a K chunk a slot, a bulk copy a row (or, tiled,
 // an 8-row group: its chunk is contiguous in Link::wt, and lands at group * units * 256 in the slot).
-__device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uint64_t* empty) {
+// With a tail (Chain::tail), 16-row tiles: the block's fixed ones, then those it takes from the
+// link's count (the next count in flight while a tile streams), each slot's tile in tile_of, and a
+// slot with no bytes and tile -1 after the block's last tile of a link.
+__device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uint64_t* empty, int* tile_of) {
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     uint32_t seq = 0;  // chunks so far: slot seq % slots, its round seq / slots
+    auto next_slot = [&] {
+        const int slot = static_cast<int>(seq % c.slots);
+        const uint32_t round = seq / c.slots;
+        if (round > 0) mbarrier_wait(&empty[slot], (round - 1) & 1);
+        ++seq;
+        return slot;
+    };
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
         const TileChunks tc(L.k, c.unrolled);
-        const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
         const uint8_t* w = reinterpret_cast<const uint8_t*>(L.w);
-        for (int r = r0; r < r1; r += 16) {
-            const int rows = min(16, r1 - r);
-            for (int ch = 0; ch < tc.chunks; ++ch, ++seq) {
-                const int slot = static_cast<int>(seq % c.slots);
-                const uint32_t round = seq / c.slots;
-                if (round > 0) mbarrier_wait(&empty[slot], (round - 1) & 1);
+        auto produce_tile = [&](int r, int rows) {
+            for (int ch = 0; ch < tc.chunks; ++ch) {
+                const int slot = next_slot();
+                tile_of[slot] = r;
                 const uint32_t bytes = 32 * tc.units_of(ch, L.k);
                 mbarrier_arrive_expect_tx(&full[slot], rows * bytes);
                 if (c.tiled) {
@@ -373,7 +390,25 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
                                     w + static_cast<int64_t>(r + i) * (L.k / 4) + 32 * ch * tc.units, bytes,
                                     &full[slot]);
             }
+        };
+        if (c.tail == 0) {
+            const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
+            for (int r = r0; r < r1; r += 16) produce_tile(r, min(16, r1 - r));
+            continue;
         }
+        const int tiles = L.n / 16, fixed = tiles * (100 - c.tail) / 100 / blocks,
+                  pool = tiles - fixed * blocks;
+        int grab = pool > 0 ? atomicAdd(&c.next[l], 1) : pool, taken = fixed;
+        for (int i = 0; i < fixed; ++i) produce_tile(16 * (b * fixed + i), 16);
+        while (grab < pool) {
+            const int tile = fixed * blocks + grab;
+            // A count taken is a tile this block owes: ask for another only while there is room.
+            grab = ++taken < kMaxTiles ? atomicAdd(&c.next[l], 1) : pool;
+            produce_tile(16 * tile, 16);
+        }
+        const int slot = next_slot();
+        tile_of[slot] = -1;
+        mbarrier_arrive(&full[slot]);
     }
 }
 
@@ -388,7 +423,7 @@ __device__ __forceinline__ void link_stamp(const Chain& c, int l, LinkStamp at) 
 // meets once at the link's end to store its rows and their |y| max. The ring's slot and phase
 // are counted, not divided out.
 __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, uint64_t* full,
-                              uint64_t* empty, int* sums, int* sumx) {
+                              uint64_t* empty, int* sums, int* sumx, const int* tile_of, int* tile_rows) {
     const int lane = static_cast<int>(threadIdx.x) & 31, cw = (static_cast<int>(threadIdx.x) >> 5) - 1;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     unsigned* ymax = reinterpret_cast<unsigned*>(sumx + 2);
@@ -456,8 +491,15 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         __syncwarp();
         link_stamp(c, l, kStaged);
 
-        const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
-        for (int r = r0; r < r1; r += 16) {
+        auto advance = [&] {
+            if (++slot == c.slots) {
+                slot = 0;
+                phase ^= 1;
+            }
+        };
+        // A tile of `rows` rows from row r, its chunks from the current slot on, its rows' sums added
+        // into sums[at ..].
+        auto consume_tile = [&](int r, int rows, int at) {
             int acc[4][4] = {}, odd[4][4] = {};
             for (int ch = 0; ch < tc.chunks; ++ch) {
                 mbarrier_wait(&full[slot], phase);
@@ -473,25 +515,42 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                     tile_chunk_product<true>(wa, wa + 256 * tc.units, 256, xu, u1 - u0, lane, acc);
                 __syncwarp();
                 if (lane == 0) mbarrier_arrive(&empty[slot]);
-                if (++slot == c.slots) {
-                    slot = 0;
-                    phase ^= 1;
-                }
+                advance();
             }
 #pragma unroll
             for (int s = 0; s < 4; ++s)
 #pragma unroll
                 for (int i = 0; i < 4; ++i) acc[s][i] += odd[s][i];
-            const int g = lane >> 2, rows = min(16, r1 - r);
+            const int g = lane >> 2;
             if ((lane & 3) == 0)
 #pragma unroll
                 for (int h = 0; h < 2; ++h)
                     if (g + 8 * h < rows) {
                         const int i = 2 * h;
-                        atomicAdd(&sums[r - r0 + g + 8 * h],
+                        atomicAdd(&sums[at + g + 8 * h],
                                   ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i]);
                     }
+        };
+        // The block's rows of the link: r0 .. r1 - 1, or with a tail the 16 rows from tile_rows[i] of
+        // each of its tiles i < taken, as the producer's slots name them.
+        int r0 = 0, r1 = 0, taken = 0;
+        if (c.tail == 0) {
+            r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
+            for (int r = r0; r < r1; r += 16) consume_tile(r, min(16, r1 - r), r - r0);
+        } else {
+            for (;; ++taken) {
+                mbarrier_wait(&full[slot], phase);
+                const int r = tile_of[slot];
+                if (r < 0) break;
+                if (cw == 0 && lane == 0) tile_rows[taken] = r;
+                consume_tile(r, 16, 16 * taken);
+            }
+            __syncwarp();
+            if (lane == 0) mbarrier_arrive(&empty[slot]);
+            advance();
         }
+        const int stored = c.tail == 0 ? r1 - r0 : 16 * taken;
+        auto row_of = [&](int i) { return c.tail == 0 ? r0 + i : tile_rows[i >> 4] + (i & 15); };
 
         const int kn = l + 1 < kMaxLinks ? kLinks[l + 1].k : 0;
         const float ys = scale * L.rk;
@@ -501,11 +560,12 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         link_stamp(c, l, kTiles);
         const int sum_x = sumx[l & 1];
         float mx = 0.0f;
-        for (int i = static_cast<int>(threadIdx.x) - 32; i < r1 - r0; i += 32 * kConsumerWarps) {
+        for (int i = static_cast<int>(threadIdx.x) - 32; i < stored; i += 32 * kConsumerWarps) {
             const __half y = __float2half_rn(static_cast<float>((sums[i] >> 6) - sum_x) * ys);
-            L.y[r0 + i] = y;
+            const int row = row_of(i);
+            L.y[row] = y;
             sums[i] = 0;
-            if (r0 + i < kn) mx = fmaxf(mx, fabsf(__half2float(y)));
+            if (row < kn) mx = fmaxf(mx, fabsf(__half2float(y)));
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
@@ -534,6 +594,8 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     int* sums =
         partial + 2 * kConsumerWarps * 16;  // deferred: [a block's rows of a link] sums, zero between links
     int* sumx = sums + kMaxShareRows;       // local: x's sum by link parity, and the block's |y| max
+    int* tile_of = sumx + 3;                // with a tail: each slot's tile's first row (-1: the link's end)
+    int* tile_rows = tile_of + kMaxSlots;   // and the block's tiles of a link, their first rows
     const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     for (int i = static_cast<int>(threadIdx.x); i < kMaxShareRows + 3; i += kThreads) sums[i] = 0;
@@ -549,7 +611,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         // The producer: every link's share, slot after slot, waiting only for a free slot.
         if (lane != 0) return;
         if (c.mma) {
-            produce_tiles(c, ring, full, empty);
+            produce_tiles(c, ring, full, empty, tile_of);
             return;
         }
         int slot = 0;
@@ -576,7 +638,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
 
     // The consumers.
     if (c.local) {
-        consume_split(c, ring, xs, full, empty, sums, sumx);
+        consume_split(c, ring, xs, full, empty, sums, sumx, tile_of, tile_rows);
         return;
     }
     const int cw = warp - 1;
@@ -784,15 +846,50 @@ std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<_
     return y;
 }
 
-// Where a link's time goes in the unrolled form with its waits (Chain::stamps, LinkStamp): one run
+// The rows' form of a check's `parts` (main's launch), as its JSON names it.
+const char* row_form(char parts) {
+    switch (parts) {
+        case 'i':
+            return "ilp";
+        case 'm':
+            return "mma";
+        case 'k':
+            return "mma split";
+        case 't':
+            return "mma split, fragment order";
+        case 'q':
+            return "mma split, fragment order, x paired";
+        case 'p':
+            return "mma split, fragment order, x paired, sums deferred";
+        case 'x':
+            return "mma split, warp-local x";
+        case 'y':
+            return "mma split, warp-local x, K by field";
+        case 'u':
+            return "mma split, K by field, unrolled";
+        case 'd':
+            return "mma split, K by field, unrolled, a quarter's tiles taken at run time";
+        case 'a':
+            return "mma split, K by field, unrolled, every tile taken at run time";
+        default:
+            return "plain";
+    }
+}
+
+// Where a link's time goes in an unrolled form with its waits (Chain::stamps, LinkStamp): one run
 // stamped (the second of two), means over the links that have a next one and over the blocks, in
 // microseconds: a link from the last block's release before it to the last block's release of it,
 // its tiles (staged to tiles done), the spread of the blocks' tiles-done times, the end (tiles done
-// to stored), the release, the wait (the last release of the link before to seen), and staging.
+// to stored), the release, the wait (the last release of the link before to seen), and staging;
+// the spreads of seen and staged as well. Whether a block is late link after link or by turns: the
+// blocks' tiles-done times less their link's mean, their spread within a link (its standard
+// deviation, averaged over the links) against the spread of each block's mean over the links (the
+// part a block keeps), and how many blocks were ever a link's last. And a link by its kind (q+k+v
+// or qkv+z, the attention or GDN output, gate+up, down: l % 4) against its bytes at the copy rate.
 // Means, not medians: the GPU clock may tick in steps near a microsecond, and a mean of such stamps
 // still converges on the true one. `run` launches the chain once, its counts zeroed.
 template <typename Run>
-void link_times(Chain& c, int blocks, Run&& run) {
+void link_times(Chain& c, int blocks, const std::vector<Link>& links, double copy, char parts, Run&& run) {
     const size_t n = static_cast<size_t>(kMaxLinks) * blocks * kStamps;
     CHECK(cudaMalloc(&c.stamps, n * sizeof(uint64_t)));
     for (int i = 0; i < 2; ++i) {
@@ -804,38 +901,86 @@ void link_times(Chain& c, int blocks, Run&& run) {
     CHECK(cudaMemcpy(t.data(), c.stamps, n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
     CHECK(cudaFree(c.stamps));
     c.stamps = nullptr;
+    // Relative to the earliest stamp: the clock's nanoseconds since its epoch (~1.8e18) would keep
+    // only a quarter of a microsecond in a double, and their sums far less.
+    uint64_t base = UINT64_MAX;
+    for (uint64_t v : t)
+        if (v) base = std::min(base, v);
     auto at = [&](int l, int b, int k) {
-        return static_cast<double>(t[(static_cast<size_t>(l) * blocks + b) * kStamps + k]);
+        return static_cast<double>(t[(static_cast<size_t>(l) * blocks + b) * kStamps + k] - base);
     };
     auto last = [&](int l, int k) {
         double m = 0;
         for (int b = 0; b < blocks; ++b) m = std::max(m, at(l, b, k));
         return m;
     };
-    std::vector<double> link, tiles, spread, end, release, wait, staging;
-    for (int l = 1; l + 1 < c.links; ++l) {
-        link.push_back((last(l, kReleased) - last(l - 1, kReleased)) / 1e3);
-        double first = 1e300;
+    auto first = [&](int l, int k) {
+        double m = 1e300;
+        for (int b = 0; b < blocks; ++b) m = std::min(m, at(l, b, k));
+        return m;
+    };
+    auto mean = [](const std::vector<double>& v) {
+        double sum = 0;
+        for (double x : v) sum += x;
+        return sum / static_cast<double>(v.size());
+    };
+    auto sd = [&](const std::vector<double>& v) {
+        const double m = mean(v);
+        double sum = 0;
+        for (double x : v) sum += (x - m) * (x - m);
+        return std::sqrt(sum / static_cast<double>(v.size()));
+    };
+    std::vector<double> link, tiles, spread, end, release, wait, staging, seen_spread, staged_spread;
+    std::vector<double> link_sd, block_late(blocks, 0.0), kind_link[4], kind_stream[4];
+    std::vector<int> last_count(blocks, 0);
+    int counted = 0;
+    for (int l = 1; l + 1 < c.links; ++l, ++counted) {
+        const double us = (last(l, kReleased) - last(l - 1, kReleased)) / 1e3;
+        link.push_back(us);
+        if (l < 256) {
+            kind_link[l % 4].push_back(us);
+            kind_stream[l % 4].push_back(static_cast<double>(links[l].n) * links[l].k / 4 / (copy * 1e3));
+        }
+        std::vector<double> done(blocks);
         for (int b = 0; b < blocks; ++b) {
-            first = std::min(first, at(l, b, kTiles));
+            done[b] = at(l, b, kTiles) / 1e3;
             tiles.push_back((at(l, b, kTiles) - at(l, b, kStaged)) / 1e3);
             end.push_back((at(l, b, kStored) - at(l, b, kTiles)) / 1e3);
             release.push_back((at(l, b, kReleased) - at(l, b, kStored)) / 1e3);
             wait.push_back((at(l, b, kSeen) - last(l - 1, kReleased)) / 1e3);
             staging.push_back((at(l, b, kStaged) - at(l, b, kSeen)) / 1e3);
         }
-        spread.push_back((last(l, kTiles) - first) / 1e3);
+        const double done_mean = mean(done);
+        link_sd.push_back(sd(done));
+        int latest = 0;
+        for (int b = 0; b < blocks; ++b) {
+            block_late[b] += done[b] - done_mean;
+            if (done[b] > done[latest]) latest = b;
+        }
+        ++last_count[latest];
+        spread.push_back((last(l, kTiles) - first(l, kTiles)) / 1e3);
+        seen_spread.push_back((last(l, kSeen) - first(l, kSeen)) / 1e3);
+        staged_spread.push_back((last(l, kStaged) - first(l, kStaged)) / 1e3);
     }
-    auto mean = [](const std::vector<double>& v) {
-        double sum = 0;
-        for (double x : v) sum += x;
-        return sum / static_cast<double>(v.size());
-    };
+    for (double& v : block_late) v /= counted;
+    int ever_last = 0, most_last = 0;
+    for (int v : last_count) {
+        ever_last += v > 0;
+        most_last = std::max(most_last, v);
+    }
     std::printf(
-        "{\"form\": \"mma split, K by field, unrolled, stamped\", \"slots\": 4, \"link_us\": %.2f, "
-        "\"tiles_us\": %.2f, \"tiles_spread_us\": %.2f, \"end_us\": %.2f, \"release_us\": %.2f, "
-        "\"wait_us\": %.2f, \"staging_us\": %.2f}\n",
-        mean(link), mean(tiles), mean(spread), mean(end), mean(release), mean(wait), mean(staging));
+        "{\"form\": \"%s\", \"slots\": 4, \"link_us\": %.2f, \"tiles_us\": %.2f, \"tiles_spread_us\": %.2f, "
+        "\"end_us\": %.2f, \"release_us\": %.2f, \"wait_us\": %.2f, \"staging_us\": %.2f, "
+        "\"seen_spread_us\": %.2f, \"staged_spread_us\": %.2f, \"tiles_done_sd_us\": %.2f, "
+        "\"block_mean_sd_us\": %.2f, \"blocks_ever_last\": %d, \"most_last\": %d, \"links\": %d, "
+        "\"kinds\": [",
+        (std::string(row_form(parts)) + ", stamped").c_str(), mean(link), mean(tiles), mean(spread),
+        mean(end), mean(release), mean(wait), mean(staging), mean(seen_spread), mean(staged_spread),
+        mean(link_sd), sd(block_late), ever_last, most_last, counted);
+    for (int k = 0; k < 4; ++k)
+        std::printf("%s{\"kind\": %d, \"link_us\": %.2f, \"stream_us\": %.2f}", k ? ", " : "", k,
+                    mean(kind_link[k]), mean(kind_stream[k]));
+    std::printf("]}\n");
 }
 
 double copy_gb_s() {
@@ -896,8 +1041,9 @@ int main() {
     CHECK(cudaMalloc(&wf, weight_bytes));
     CHECK(cudaMalloc(&y, y_elems * sizeof(__half)));
     CHECK(cudaMalloc(&x0, shapes[0].first * sizeof(__half)));
-    CHECK(cudaMalloc(&c.done, 2 * kMaxLinks * sizeof(unsigned)));
+    CHECK(cudaMalloc(&c.done, 3 * kMaxLinks * sizeof(unsigned)));
     c.amax = c.done + kMaxLinks;
+    c.next = reinterpret_cast<int*>(c.amax + kMaxLinks);
     size_t wo = 0, yo = 0;
     std::vector<Link> links(c.links);
     for (int l = 0; l < c.links; ++l) {
@@ -928,33 +1074,36 @@ int main() {
     for (const __half& v : hx) c.x0_amax = std::max(c.x0_amax, std::fabs(__half2float(v)));
 
     const size_t smem = kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) +
-                        2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4 + (kMaxShareRows + 3) * 4;
+                        2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4 + (kMaxShareRows + 3) * 4 +
+                        (kMaxSlots + kMaxTiles) * 4;
     CHECK(cudaFuncSetAttribute(chain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
-    // The links' counts and absmaxes zeroed, as every chain's first launch needs them.
-    auto reset_counts = [&] { CHECK(cudaMemsetAsync(c.done, 0, 2 * kMaxLinks * sizeof(unsigned))); };
+    // The links' counts, absmaxes and run-time tiles zeroed, as every chain's first launch needs them.
+    auto reset_counts = [&] { CHECK(cudaMemsetAsync(c.done, 0, 3 * kMaxLinks * sizeof(unsigned))); };
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
     // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
     // only, 'k' the tiles with each chunk's K split over the warps; 't' and 'T' as 'k' and 'M' with
     // the codes in fragment order (a bulk copy an 8-row group of a chunk); 'q' as 't' with x paired,
     // 'p' as 'q' with the sums deferred to the link's end; 'x' as 'p' by consume_split, 'y' as 'x' with
-    // K by field, 'u' as 'y' with a warp's units of a chunk unrolled.
+    // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
+    // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyu"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyuda"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyu");
+        c.rows = one_of(parts, "fimktqpxyuda");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyu");
-        c.local = one_of(parts, "xyu");
-        c.by_field = one_of(parts, "yu");
-        c.unrolled = parts == 'u';
+        c.tiled = one_of(parts, "tTqpxyuda");
+        c.local = one_of(parts, "xyuda");
+        c.by_field = one_of(parts, "yuda");
+        c.unrolled = one_of(parts, "uda");
+        c.tail = parts == 'd' ? 25 : parts == 'a' ? 100 : 0;
         c.paired = one_of(parts, "qp");
         c.deferred = parts == 'p';
         c.first = first;
@@ -963,6 +1112,11 @@ int main() {
         CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(chain_kernel), dim3(blocks), dim3(kThreads),
                                           args, smem, 0));
     };
+
+    // NIWA_DATAFLOW_FORMS=<letters>: only the forms (and the checks) whose parts are among the letters,
+    // 'L' for a launch a link (all of them when unset).
+    const char* forms = std::getenv("NIWA_DATAFLOW_FORMS");
+    auto wanted = [&](char parts) { return forms == nullptr || std::strchr(forms, parts) != nullptr; };
 
     // NIWA_DATAFLOW_ONLY=<parts>[0]: that form alone, launched twice (at its deepest ring, with the
     // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
@@ -980,10 +1134,13 @@ int main() {
     const int checked = 6;
     int wrong = 0;  // forms whose check failed: still timed, and the probe fails at its end
     const std::pair<int, char> checks[] = {
-        {kMaxSlots, 'f'}, {2, 'f'}, {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'}, {kMmaSlots, 'k'}, {2, 'k'},
-        {kMmaSlots, 't'}, {2, 't'}, {kMmaSlots, 'q'}, {kMmaSlots, 'p'}, {2, 'p'}, {kMmaSlots, 'x'}, {2, 'x'},
-        {kMmaSlots, 'y'}, {2, 'y'}, {kMmaSlots, 'u'}, {2, 'u'}};
+        {kMaxSlots, 'f'}, {2, 'f'},         {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'},
+        {kMmaSlots, 'k'}, {2, 'k'},         {kMmaSlots, 't'}, {2, 't'},         {kMmaSlots, 'q'},
+        {kMmaSlots, 'p'}, {2, 'p'},         {kMmaSlots, 'x'}, {2, 'x'},         {kMmaSlots, 'y'},
+        {2, 'y'},         {kMmaSlots, 'u'}, {2, 'u'},         {kMmaSlots, 'd'}, {2, 'd'},
+        {kMmaSlots, 'a'}, {2, 'a'}};
     for (const auto& [slots, parts] : checks) {
+        if (!wanted(parts)) continue;
         reset_counts();
         launch(slots, true, 0, -1, parts);
         CHECK(cudaDeviceSynchronize());
@@ -1005,18 +1162,7 @@ int main() {
             std::printf(
                 "{\"check\": \"link %d\", \"slots\": %d, \"rows\": \"%s\", \"k\": %d, \"n\": %d, "
                 "\"mismatches\": %d, \"y0\": %g}\n",
-                l, slots,
-                parts == 'i'   ? "ilp"
-                : parts == 'm' ? "mma"
-                : parts == 'k' ? "mma split"
-                : parts == 't' ? "mma split, fragment order"
-                : parts == 'q' ? "mma split, fragment order, x paired"
-                : parts == 'p' ? "mma split, fragment order, x paired, sums deferred"
-                : parts == 'x' ? "mma split, warp-local x"
-                : parts == 'y' ? "mma split, warp-local x, K by field"
-                : parts == 'u' ? "mma split, K by field, unrolled"
-                               : "plain",
-                L.k, L.n, bad, __half2float(got[0]));
+                l, slots, row_form(parts), L.k, L.n, bad, __half2float(got[0]));
             src.assign(got.begin(), got.begin() + links[l + 1].k);
         }
         wrong += bad > 0;
@@ -1054,40 +1200,51 @@ int main() {
                 time_chain((wait ? form : form + ", no waits").c_str(), slots,
                            [&] { launch(slots, wait, 0, -1, parts); });
     };
-    time_form("one kernel", 'f', {kMaxSlots, 6, 4, 2});
+    if (wanted('f')) time_form("one kernel", 'f', {kMaxSlots, 6, 4, 2});
     // The ring alone: the consumers free each slot as it lands, no x and no sums (what the producer's
     // bulk copies reach through the slots' barriers, the ceiling of the forms above).
-    for (int slots : {kMaxSlots, 2}) time_chain("ring only", slots, [&] { launch(slots, true, 0, -1, 'r'); });
+    if (wanted('r'))
+        for (int slots : {kMaxSlots, 2})
+            time_chain("ring only", slots, [&] { launch(slots, true, 0, -1, 'r'); });
     // Where the consumers' time goes: x staged a link without the rows (no waits), and the rows on
     // independent chains, with and without the waits.
-    time_chain("x staged only, no waits", kMaxSlots, [&] { launch(kMaxSlots, false, 0, -1, 's'); });
-    time_form("one kernel, ilp rows", 'i', {kMaxSlots});
+    if (wanted('s'))
+        time_chain("x staged only, no waits", kMaxSlots, [&] { launch(kMaxSlots, false, 0, -1, 's'); });
+    if (wanted('i')) time_form("one kernel, ilp rows", 'i', {kMaxSlots});
     // The rows in 16-row tiles on the tensor cores (a K chunk a slot, a bulk copy a row): with and
     // without the waits, by ring depth, and their ring alone.
-    time_form("mma tiles", 'm', {kMmaSlots, 4});
+    if (wanted('m')) time_form("mma tiles", 'm', {kMmaSlots, 4});
     // The same tiles with each chunk's K split over all eight warps (a slot frees after an eighth of
     // a chunk's work, as the row forms' slots do), their sums met in shared memory a tile.
-    time_form("mma tiles, K split", 'k', {kMmaSlots, 4});
-    time_chain("mma ring only", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'M'); });
+    if (wanted('k')) time_form("mma tiles, K split", 'k', {kMmaSlots, 4});
+    if (wanted('M')) time_chain("mma ring only", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'M'); });
     // The split tiles with the codes in fragment order: two bulk copies a chunk instead of sixteen.
-    time_form("mma split, fragment order", 't', {kMmaSlots, 4});
-    time_chain("mma ring only, fragment order", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'T'); });
+    if (wanted('t')) time_form("mma split, fragment order", 't', {kMmaSlots, 4});
+    if (wanted('T'))
+        time_chain("mma ring only, fragment order", kMmaSlots, [&] { launch(kMmaSlots, true, 0, -1, 'T'); });
     // And with x paired (no register moves for the mma's B), then with the sums deferred to the
     // link's end (no barrier a tile).
-    time_form("mma split, x paired", 'q', {kMmaSlots});
-    time_form("mma split, x paired, sums deferred", 'p', {kMmaSlots});
+    if (wanted('q')) time_form("mma split, x paired", 'q', {kMmaSlots});
+    if (wanted('p')) time_form("mma split, x paired, sums deferred", 'p', {kMmaSlots});
     // consume_split: each warp stages its own x, nothing block-wide until the link's end; and with K
     // by field, x staged with a load a word, straight into place.
-    time_form("mma split, warp-local x", 'x', {kMmaSlots, 4});
-    time_form("mma split, K by field", 'y', {kMmaSlots, 4});
-    // And with a warp's 5 or 6 units of a chunk unrolled, on two sets of sums.
-    time_form("mma split, K by field, unrolled", 'u', {kMmaSlots, 4});
-    time_chain("a launch a link", kMaxSlots, [&] {
-        for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
-    });
-    link_times(c, blocks, [&] {
-        reset_counts();
-        launch(4, true, 0, -1, 'u');
-    });
+    if (wanted('x')) time_form("mma split, warp-local x", 'x', {kMmaSlots, 4});
+    if (wanted('y')) time_form("mma split, K by field", 'y', {kMmaSlots, 4});
+    // And with a warp's 5 or 6 units of a chunk unrolled, on two sets of sums; and with x's absmax
+    // from the block's own loads of x (a barrier at staging instead of the maxima at a link's end).
+    if (wanted('u')) time_form("mma split, K by field, unrolled", 'u', {kMmaSlots, 4});
+    // And with a quarter of a link's tiles, or all of them, taken by the blocks at run time.
+    if (wanted('d')) time_form(row_form('d'), 'd', {kMmaSlots, 5, 4, 3});
+    if (wanted('a')) time_form(row_form('a'), 'a', {kMmaSlots, 5, 4, 3});
+    if (wanted('L'))
+        time_chain("a launch a link", kMaxSlots, [&] {
+            for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
+        });
+    for (char parts : {'u', 'd', 'a'})
+        if (wanted(parts))
+            link_times(c, blocks, links, copy, parts, [&] {
+                reset_counts();
+                launch(4, true, 0, -1, parts);
+            });
     return wrong > 0;
 }
