@@ -125,7 +125,20 @@ struct Chain {
     // link's count in Chain::next until none is left, so blocks whose bytes come sooner take more.
     int tail;
     int* next;  // [kMaxLinks] after amax: tiles of link l's run-time share taken, zero before a launch
+    // consume_split: each warp releases its own rows (done counts a block's warps), with no barrier
+    // after the rows' stores; x's sum by link in three shared ints.
+    bool warp_release;
+    // With a tail: the links of fewer than 4 tiles a block (the 5,120-row ones) in 8-row tiles, each
+    // with K in halves: the mma's rows 8-15 are the same 8 rows' second half of K, taken against
+    // x's second half in B's column 1 (halved), so a tile streams half the bytes for the same work;
+    // those of K at least `halve` (0: none).
+    int halve;
 };
+
+// Whether link L is taken in 8-row tiles with K in halves (Chain::halve).
+__device__ __forceinline__ bool halved(const Chain& c, const Link& L) {
+    return c.halve > 0 && L.k >= c.halve && L.n / 16 < 4 * static_cast<int>(gridDim.x);
+}
 
 __host__ __device__ inline int share_begin(int n, int b, int blocks) {
     return static_cast<int>(static_cast<int64_t>(n) * b / blocks);
@@ -169,12 +182,14 @@ __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, %0;" ::"n"(32 * kConsumerWarps) : "memory");
 }
 
-// The consumers wait until every block has counted link l done: thread 32 polls, the others wait
-// at the barrier after it (which orders their loads of the link's outputs after its acquire).
+// The consumers wait until every block (or every warp of every block) has counted link l done: thread 32
+// polls, the others wait at the barrier after it (which orders their loads of the link's outputs after its
+// acquire).
 __device__ void wait_for_link(const Chain& c, int l) {
     if (threadIdx.x == 32) {
         const uint64_t start = globaltimer_ns();
-        while (load_acquire(&c.done[l]) < gridDim.x) {
+        const unsigned counts = gridDim.x * (c.warp_release ? kConsumerWarps : 1);
+        while (load_acquire(&c.done[l]) < counts) {
             if (globaltimer_ns() - start > kWaitTrapNs) __trap();
         }
     }
@@ -369,19 +384,25 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
     };
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
-        const TileChunks tc(L.k, c.unrolled);
+        // Halved, a tile is an 8-row group's two halves of K, each chunk's units from both.
+        const bool hv = halved(c, L);
+        const int kt = hv ? L.k / 2 : L.k;
+        const TileChunks tc(kt, c.unrolled);
         const uint8_t* w = reinterpret_cast<const uint8_t*>(L.w);
         auto produce_tile = [&](int r, int rows) {
             for (int ch = 0; ch < tc.chunks; ++ch) {
                 const int slot = next_slot();
                 tile_of[slot] = r;
-                const uint32_t bytes = 32 * tc.units_of(ch, L.k);
-                mbarrier_arrive_expect_tx(&full[slot], rows * bytes);
+                const uint32_t bytes = 32 * tc.units_of(ch, kt);
+                const int copies = hv ? 2 : rows / 8;
+                mbarrier_arrive_expect_tx(&full[slot], (c.tiled ? 8 * copies : rows) * bytes);
                 if (c.tiled) {
-                    for (int i = 0; i < rows / 8; ++i)
+                    // Copy i: the 8-row group r / 8 + i, or halved group r / 8's units from half i.
+                    for (int i = 0; i < copies; ++i)
                         bulk_copy_async(ring + slot * kMmaSlotBytes + i * tc.units * 256,
                                         (c.by_field ? L.wf : L.wt) +
-                                            static_cast<int64_t>(r / 8 + i) * (L.k * 2) + 256 * ch * tc.units,
+                                            static_cast<int64_t>(r / 8 + (hv ? 0 : i)) * (L.k * 2) +
+                                            256 * ((hv ? i * kt / 128 : 0) + ch * tc.units),
                                         8 * bytes, &full[slot]);
                     continue;
                 }
@@ -396,15 +417,15 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
             for (int r = r0; r < r1; r += 16) produce_tile(r, min(16, r1 - r));
             continue;
         }
-        const int tiles = L.n / 16, fixed = tiles * (100 - c.tail) / 100 / blocks,
+        const int rows = hv ? 8 : 16, tiles = L.n / rows, fixed = tiles * (100 - c.tail) / 100 / blocks,
                   pool = tiles - fixed * blocks;
         int grab = pool > 0 ? atomicAdd(&c.next[l], 1) : pool, taken = fixed;
-        for (int i = 0; i < fixed; ++i) produce_tile(16 * (b * fixed + i), 16);
+        for (int i = 0; i < fixed; ++i) produce_tile(rows * (b * fixed + i), rows);
         while (grab < pool) {
             const int tile = fixed * blocks + grab;
             // A count taken is a tile this block owes: ask for another only while there is room.
             grab = ++taken < kMaxTiles ? atomicAdd(&c.next[l], 1) : pool;
-            produce_tile(16 * tile, 16);
+            produce_tile(rows * tile, rows);
         }
         const int slot = next_slot();
         tile_of[slot] = -1;
@@ -432,7 +453,10 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
     uint32_t phase = 0;
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
-        const TileChunks tc(L.k, c.unrolled);
+        const bool hv = halved(c, L);
+        const int kt = hv ? L.k / 2 : L.k,
+                  half_units = kt / 128;  // halved: K's second half from unit half_units
+        const TileChunks tc(kt, c.unrolled);
         if (l > c.first && c.wait) wait_for_link(c, l - 1);
         link_stamp(c, l, kSeen);
         // x: the warp's units of every chunk, lane 4 i + s taking field s of word 8 u + i (inputs
@@ -442,13 +466,15 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
         const unsigned short* src = reinterpret_cast<const unsigned short*>(l == 0 ? c.x0 : kLinks[l - 1].y);
         int sx = 0;
-        for (int ch = 0; ch < tc.chunks && c.by_field; ++ch) {
+        // Halved, the warp's units of each chunk in both halves of K.
+        for (int part = 0; part < (hv ? 2 * tc.chunks : tc.chunks) && c.by_field; ++part) {
             // By field: mma s of unit u takes inputs 128 u + 32 s + q at its K slot q, so lane w
             // quantises inputs 128 u + 4 w .. + 3 (one 8-byte load) into the word that is B's
             // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does.
             constexpr int kMost = (kMostUnits + kConsumerWarps - 1) / kConsumerWarps;  // a warp's of a chunk
-            const int all = tc.units_of(ch, L.k), u0 = ch * tc.units + all * cw / kConsumerWarps;
-            const int nu = ch * tc.units + all * (cw + 1) / kConsumerWarps - u0;
+            const int ch = part % tc.chunks, at = part / tc.chunks * half_units;
+            const int all = tc.units_of(ch, kt), u0 = at + ch * tc.units + all * cw / kConsumerWarps;
+            const int nu = at + ch * tc.units + all * (cw + 1) / kConsumerWarps - u0;
             uint2 raw[kMost];
 #pragma unroll
             for (int i = 0; i < kMost; ++i)
@@ -487,7 +513,8 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
         }
         sx = warp_sum(sx);
-        if (lane == 0) atomicAdd(&sumx[l & 1], sx);
+        const int sum_at = c.warp_release ? l % 3 : l & 1;  // x's sum's shared int
+        if (lane == 0) atomicAdd(&sumx[sum_at], sx);
         __syncwarp();
         link_stamp(c, l, kStaged);
 
@@ -503,10 +530,12 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             int acc[4][4] = {}, odd[4][4] = {};
             for (int ch = 0; ch < tc.chunks; ++ch) {
                 mbarrier_wait(&full[slot], phase);
-                const int all = tc.units_of(ch, L.k);
+                const int all = tc.units_of(ch, kt);
                 const int u0 = all * cw / kConsumerWarps, u1 = all * (cw + 1) / kConsumerWarps;
                 const uint8_t* wa = ring + slot * kMmaSlotBytes + 256 * u0 + 8 * lane;
-                const int8_t* xu = xs + 128 * (ch * tc.units + u0);
+                // Halved, B's column 1 (lanes 4-7) is x's second half of K.
+                const int8_t* xu =
+                    xs + 128 * (ch * tc.units + u0 + (hv && (lane >> 2) == 1 ? half_units : 0));
                 if (c.unrolled && u1 - u0 == 5)
                     tile_chunk_product_n<5>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
                 else if (c.unrolled && u1 - u0 == 6)
@@ -521,18 +550,22 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             for (int s = 0; s < 4; ++s)
 #pragma unroll
                 for (int i = 0; i < 4; ++i) acc[s][i] += odd[s][i];
+            // 64 times a column's sum of acc's row g (i = 0 or 1) or g + 8 (i = 2 or 3), exact in int32.
+            auto sum64 = [&](int i) { return ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i]; };
             const int g = lane >> 2;
-            if ((lane & 3) == 0)
+            if ((lane & 3) == 0) {
+                if (hv) {
+                    // Row g: its first half against column 0, its second (the mma's row g + 8) against 1.
+                    atomicAdd(&sums[at + g], sum64(0) + sum64(3));
+                } else {
 #pragma unroll
-                for (int h = 0; h < 2; ++h)
-                    if (g + 8 * h < rows) {
-                        const int i = 2 * h;
-                        atomicAdd(&sums[at + g + 8 * h],
-                                  ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i]);
-                    }
+                    for (int h = 0; h < 2; ++h)
+                        if (g + 8 * h < rows) atomicAdd(&sums[at + g + 8 * h], sum64(2 * h));
+                }
+            }
         };
-        // The block's rows of the link: r0 .. r1 - 1, or with a tail the 16 rows from tile_rows[i] of
-        // each of its tiles i < taken, as the producer's slots name them.
+        // The block's rows of the link: r0 .. r1 - 1, or with a tail the 16 (halved 8) rows from
+        // tile_rows[i] of each of its tiles i < taken, as the producer's slots name them.
         int r0 = 0, r1 = 0, taken = 0;
         if (c.tail == 0) {
             r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
@@ -543,14 +576,16 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 const int r = tile_of[slot];
                 if (r < 0) break;
                 if (cw == 0 && lane == 0) tile_rows[taken] = r;
-                consume_tile(r, 16, 16 * taken);
+                consume_tile(r, hv ? 8 : 16, (hv ? 8 : 16) * taken);
             }
             __syncwarp();
             if (lane == 0) mbarrier_arrive(&empty[slot]);
             advance();
         }
-        const int stored = c.tail == 0 ? r1 - r0 : 16 * taken;
-        auto row_of = [&](int i) { return c.tail == 0 ? r0 + i : tile_rows[i >> 4] + (i & 15); };
+        const int sh = hv ? 3 : 4, stored = c.tail == 0 ? r1 - r0 : taken << sh;
+        auto row_of = [&](int i) {
+            return c.tail == 0 ? r0 + i : tile_rows[i >> sh] + (i & ((1 << sh) - 1));
+        };
 
         const int kn = l + 1 < kMaxLinks ? kLinks[l + 1].k : 0;
         const float ys = scale * L.rk;
@@ -558,7 +593,10 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // the next link), the largest |y| of those the next link takes as x added to its absmax.
         consumers_sync();
         link_stamp(c, l, kTiles);
-        const int sum_x = sumx[l & 1];
+        // A release a warp: link l - 1's sum was read by every warp before this barrier, and the next
+        // to add into its int is link l + 2, after the next link's end's barrier.
+        if (c.warp_release && threadIdx.x == 32) sumx[(l + 2) % 3] = 0;
+        const int sum_x = sumx[sum_at];
         float mx = 0.0f;
         for (int i = static_cast<int>(threadIdx.x) - 32; i < stored; i += 32 * kConsumerWarps) {
             const __half y = __float2half_rn(static_cast<float>((sums[i] >> 6) - sum_x) * ys);
@@ -569,6 +607,19 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        if (c.warp_release) {
+            // The warp's rows' largest |y| and its count, after its lanes' stores (__syncwarp orders
+            // them before lane 0's release).
+            if (lane == 0 && kn > 0) atomicMax(&c.amax[l + 1], __float_as_uint(mx));
+            __syncwarp();
+            link_stamp(c, l, kStored);
+            if (lane == 0) count_link_done(c, l);
+            link_stamp(c, l, kReleased);
+            // The next link's adds into sums wait for every warp's stores here at the barrier of the
+            // next wait; without the waits, at this one.
+            if (!c.wait) consumers_sync();
+            continue;
+        }
         if (lane == 0) atomicMax(ymax, __float_as_uint(mx));  // non-negative floats order as their bits
         consumers_sync();
         if (threadIdx.x == 32) {
@@ -871,6 +922,16 @@ const char* row_form(char parts) {
             return "mma split, K by field, unrolled, a quarter's tiles taken at run time";
         case 'a':
             return "mma split, K by field, unrolled, every tile taken at run time";
+        case 'w':
+            return "mma split, K by field, unrolled, every tile taken at run time, a release a warp";
+        case 'g':
+            return "mma split, K by field, unrolled, every tile taken at run time, the down links in halved "
+                   "8-row "
+                   "tiles";
+        case 'h':
+            return "mma split, K by field, unrolled, every tile taken at run time, 5,120-row links in halved "
+                   "8-row "
+                   "tiles";
         default:
             return "plain";
     }
@@ -889,7 +950,8 @@ const char* row_form(char parts) {
 // Means, not medians: the GPU clock may tick in steps near a microsecond, and a mean of such stamps
 // still converges on the true one. `run` launches the chain once, its counts zeroed.
 template <typename Run>
-void link_times(Chain& c, int blocks, const std::vector<Link>& links, double copy, char parts, Run&& run) {
+void link_times(Chain& c, int blocks, const std::vector<Link>& links, double copy, char parts, int slots,
+                Run&& run) {
     const size_t n = static_cast<size_t>(kMaxLinks) * blocks * kStamps;
     CHECK(cudaMalloc(&c.stamps, n * sizeof(uint64_t)));
     for (int i = 0; i < 2; ++i) {
@@ -969,12 +1031,12 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
         most_last = std::max(most_last, v);
     }
     std::printf(
-        "{\"form\": \"%s\", \"slots\": 4, \"link_us\": %.2f, \"tiles_us\": %.2f, \"tiles_spread_us\": %.2f, "
+        "{\"form\": \"%s\", \"slots\": %d, \"link_us\": %.2f, \"tiles_us\": %.2f, \"tiles_spread_us\": %.2f, "
         "\"end_us\": %.2f, \"release_us\": %.2f, \"wait_us\": %.2f, \"staging_us\": %.2f, "
         "\"seen_spread_us\": %.2f, \"staged_spread_us\": %.2f, \"tiles_done_sd_us\": %.2f, "
         "\"block_mean_sd_us\": %.2f, \"blocks_ever_last\": %d, \"most_last\": %d, \"links\": %d, "
         "\"kinds\": [",
-        (std::string(row_form(parts)) + ", stamped").c_str(), mean(link), mean(tiles), mean(spread),
+        (std::string(row_form(parts)) + ", stamped").c_str(), slots, mean(link), mean(tiles), mean(spread),
         mean(end), mean(release), mean(wait), mean(staging), mean(seen_spread), mean(staged_spread),
         mean(link_sd), sd(block_late), ever_last, most_last, counted);
     for (int k = 0; k < 4; ++k)
@@ -1090,20 +1152,22 @@ int main() {
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyuda"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhg"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyuda");
+        c.rows = one_of(parts, "fimktqpxyudawhg");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyuda");
-        c.local = one_of(parts, "xyuda");
-        c.by_field = one_of(parts, "yuda");
-        c.unrolled = one_of(parts, "uda");
-        c.tail = parts == 'd' ? 25 : parts == 'a' ? 100 : 0;
+        c.tiled = one_of(parts, "tTqpxyudawhg");
+        c.local = one_of(parts, "xyudawhg");
+        c.by_field = one_of(parts, "yudawhg");
+        c.unrolled = one_of(parts, "udawhg");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhg") ? 100 : 0;
+        c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
+        c.warp_release = parts == 'w';
         c.paired = one_of(parts, "qp");
         c.deferred = parts == 'p';
         c.first = first;
@@ -1138,7 +1202,9 @@ int main() {
         {kMmaSlots, 'k'}, {2, 'k'},         {kMmaSlots, 't'}, {2, 't'},         {kMmaSlots, 'q'},
         {kMmaSlots, 'p'}, {2, 'p'},         {kMmaSlots, 'x'}, {2, 'x'},         {kMmaSlots, 'y'},
         {2, 'y'},         {kMmaSlots, 'u'}, {2, 'u'},         {kMmaSlots, 'd'}, {2, 'd'},
-        {kMmaSlots, 'a'}, {2, 'a'}};
+        {kMmaSlots, 'a'}, {2, 'a'},         {kMmaSlots, 'w'}, {2, 'w'},         {kMmaSlots, 'h'},
+        {2, 'h'},         {kMmaSlots, 'g'}, {2, 'g'},
+    };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
         reset_counts();
@@ -1236,15 +1302,28 @@ int main() {
     // And with a quarter of a link's tiles, or all of them, taken by the blocks at run time.
     if (wanted('d')) time_form(row_form('d'), 'd', {kMmaSlots, 5, 4, 3});
     if (wanted('a')) time_form(row_form('a'), 'a', {kMmaSlots, 5, 4, 3});
+    // And with the 5,120-row links in 8-row tiles, K in halves (Chain::halve), or only the down links.
+    if (wanted('h')) time_form(row_form('h'), 'h', {kMmaSlots, 4});
+    if (wanted('g')) time_form(row_form('g'), 'g', {kMmaSlots, 4});
+    // And with each warp releasing its own rows: no barrier after the rows' stores but the next
+    // wait's (without the waits it keeps one, so only with them).
+    if (wanted('w'))
+        for (int slots : {kMmaSlots, 4})
+            time_chain(row_form('w'), slots, [&] { launch(slots, true, 0, -1, 'w'); });
     if (wanted('L'))
         time_chain("a launch a link", kMaxSlots, [&] {
             for (int l = 0; l < all; ++l) launch(kMaxSlots, true, l, 1);
         });
-    for (char parts : {'u', 'd', 'a'})
-        if (wanted(parts))
-            link_times(c, blocks, links, copy, parts, [&] {
+    // Stamped at 4 slots, and every tile taken at run time at 2 and 7 as well (does a link's release
+    // or staging take longer with more bytes in flight?).
+    const std::pair<char, int> stamped[] = {
+        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4}, {'g', 4},
+    };
+    for (const auto& form : stamped)
+        if (wanted(form.first))
+            link_times(c, blocks, links, copy, form.first, form.second, [&] {
                 reset_counts();
-                launch(4, true, 0, -1, parts);
+                launch(form.second, true, 0, -1, form.first);
             });
     return wrong > 0;
 }
