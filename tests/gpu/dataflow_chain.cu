@@ -30,7 +30,9 @@
 // stages with one load a word straight into place, and a warp's units of a chunk unrolled; and
 // where a link's time goes in that last form, from the GPU clock stamped at each step (link_times).
 // Then (the fifty-third pass) that form with part or all of each link's tiles taken by the blocks at
-// run time, one after another from a count a link, so an SM whose bytes come later takes fewer.
+// run time, one after another from a count a link, so an SM whose bytes come later takes fewer; with
+// the 5,120-row links in 8-row tiles whose K is halved across the mma's rows and B's columns; and
+// with each warp releasing its own rows.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
