@@ -927,13 +927,9 @@ const char* row_form(char parts) {
         case 'w':
             return "mma split, K by field, unrolled, every tile taken at run time, a release a warp";
         case 'g':
-            return "mma split, K by field, unrolled, every tile taken at run time, the down links in halved "
-                   "8-row "
-                   "tiles";
+            return "mma split, K by field, unrolled, every tile taken at run time, halved down tiles";
         case 'h':
-            return "mma split, K by field, unrolled, every tile taken at run time, 5,120-row links in halved "
-                   "8-row "
-                   "tiles";
+            return "mma split, K by field, unrolled, every tile taken at run time, halved 5,120-row tiles";
         default:
             return "plain";
     }
@@ -997,9 +993,9 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
     std::vector<double> link, tiles, spread, end, release, wait, staging, seen_spread, staged_spread;
     std::vector<double> link_sd, block_late(blocks, 0.0), kind_link[4], kind_stream[4];
     std::vector<int> last_count(blocks, 0);
-    int counted = 0;
-    for (int l = 1; l + 1 < c.links; ++l, ++counted) {
-        const double us = (last(l, kReleased) - last(l - 1, kReleased)) / 1e3;
+    for (int l = 1; l + 1 < c.links; ++l) {
+        const double released_before = last(l - 1, kReleased),
+                     us = (last(l, kReleased) - released_before) / 1e3;
         link.push_back(us);
         if (l < 256) {
             kind_link[l % 4].push_back(us);
@@ -1011,7 +1007,7 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
             tiles.push_back((at(l, b, kTiles) - at(l, b, kStaged)) / 1e3);
             end.push_back((at(l, b, kStored) - at(l, b, kTiles)) / 1e3);
             release.push_back((at(l, b, kReleased) - at(l, b, kStored)) / 1e3);
-            wait.push_back((at(l, b, kSeen) - last(l - 1, kReleased)) / 1e3);
+            wait.push_back((at(l, b, kSeen) - released_before) / 1e3);
             staging.push_back((at(l, b, kStaged) - at(l, b, kSeen)) / 1e3);
         }
         const double done_mean = mean(done);
@@ -1026,7 +1022,7 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
         seen_spread.push_back((last(l, kSeen) - first(l, kSeen)) / 1e3);
         staged_spread.push_back((last(l, kStaged) - first(l, kStaged)) / 1e3);
     }
-    for (double& v : block_late) v /= counted;
+    for (double& v : block_late) v /= static_cast<double>(link.size());
     int ever_last = 0, most_last = 0;
     for (int v : last_count) {
         ever_last += v > 0;
@@ -1040,7 +1036,7 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
         "\"kinds\": [",
         (std::string(row_form(parts)) + ", stamped").c_str(), slots, mean(link), mean(tiles), mean(spread),
         mean(end), mean(release), mean(wait), mean(staging), mean(seen_spread), mean(staged_spread),
-        mean(link_sd), sd(block_late), ever_last, most_last, counted);
+        mean(link_sd), sd(block_late), ever_last, most_last, static_cast<int>(link.size()));
     for (int k = 0; k < 4; ++k)
         std::printf("%s{\"kind\": %d, \"link_us\": %.2f, \"stream_us\": %.2f}", k ? ", " : "", k,
                     mean(kind_link[k]), mean(kind_stream[k]));
