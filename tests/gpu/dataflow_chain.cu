@@ -32,7 +32,10 @@
 // Then (the fifty-third pass) that form with part or all of each link's tiles taken by the blocks at
 // run time, one after another from a count a link, so an SM whose bytes come later takes fewer; with
 // the 5,120-row links in 8-row tiles whose K is halved across the mma's rows and B's columns; and
-// with each warp releasing its own rows.
+// with each warp releasing its own rows. And (the fifty-fourth pass) with each link's x rotated by H_1024
+// as the model's ternary inputs are, each warp rotating the 1,024-channel blocks its units touch with no
+// barrier (stage_rotated: H_16 on the tensor cores, H_8 in registers and H_8 by shuffles), int8 by each
+// block's absmax, checked within a tolerance of the exact rotation.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -62,6 +65,7 @@ using niwa::kernels::cuda::mbarrier_arrive;
 using niwa::kernels::cuda::mbarrier_arrive_expect_tx;
 using niwa::kernels::cuda::mbarrier_init;
 using niwa::kernels::cuda::mbarrier_wait;
+using niwa::kernels::cuda::mma_f16;
 using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
@@ -86,6 +90,10 @@ constexpr int kMaxShareRows = 16 * kMaxTiles;
 constexpr int kMmaSlots = 7;
 constexpr int kMmaSlotBytes = 16 * (6144 / 4 + 32);
 constexpr int kMostUnits = (kMmaSlotBytes / 16 - 32) / 32;  // 128-input units a slot holds of a tile's rows
+// Form 'R': a link's chunks at most (K 17,408 in whole-8 chunks of 48 units), a warp's blocks' scales
+// and split kept a chunk in the block's partial sums' memory (3 words each).
+constexpr int kRotChunks = 3;
+static_assert(3 * kRotChunks * kConsumerWarps <= 2 * kConsumerWarps * 16, "form R's chunk notes fit");
 static_assert(kMmaSlots * kMmaSlotBytes <= kMaxSlots * kSlotBytes,
               "the tensor-core ring fits the ring's memory");
 
@@ -135,6 +143,11 @@ struct Chain {
     // x's second half in B's column 1 (halved), so a tile streams half the bytes for the same work;
     // those of K at least `halve` (0: none).
     int halve;
+    // With a tail (form 'R'): each link's x rotated as the model's ternary inputs are, H_1024 a block of
+    // 1,024 channels (MODEL.md, the Hadamard fold; its signs s folded offline into the norms or the
+    // rows before), by each warp for the blocks its units touch (stage_rotated), with no barrier;
+    // quantised by each block's absmax, the warp's sums kept a block apart and met in floats.
+    bool rotate;
 };
 
 // Whether link L is taken in 8-row tiles with K in halves (Chain::halve).
@@ -307,6 +320,12 @@ __device__ __forceinline__ int row_dot_ilp(const uint32_t* row, const uint4* xs,
     return warp_sum((a0 + a1) + (a2 + a3));
 }
 
+// 64 times a column's sum(code x) of the tile-chunk sums d (the four fields') at C element i (rows g:
+// i = 0, 1; g + 8: 2, 3), exact in int32.
+__device__ __forceinline__ int sum64(const int (&d)[4][4], int i) {
+    return ((d[0][i] * 4 + d[1][i]) * 4 + d[2][i]) * 4 + d[3][i];
+}
+
 // One 128-input unit of a 16-row tile on the tensor cores: d[s] += field s of the lane's codes
 // (a: rows g, b: rows g + 8, two words each) times x's B words b0[s], b1[s] for mma s.
 __device__ __forceinline__ void unit_product(uint2 a, uint2 b, const uint32_t (&b0)[4],
@@ -366,6 +385,164 @@ __device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const ui
                        b1[4] = {x0[u].y, x0[u].w, x1[u].y, x1[u].w};
         unit_product(a[u], b[u], b0, b1, u % 2 ? odd : acc);
     }
+}
+
+// tile_chunk_product_n for form 'R': units i < na (block ba's) into `a`, the rest (the next block's)
+// into `b`, since each block's x has its own scale (stage_rotated). The split is a branch the whole
+// warp takes the same way.
+template <int N>
+__device__ __forceinline__ void tile_chunk_product_sets(const uint8_t* wa, const uint8_t* wb,
+                                                        const int8_t* xs, int lane, int na, int (&a)[4][4],
+                                                        int (&b)[4][4]) {
+    const uint8_t* xg = reinterpret_cast<const uint8_t*>(xs) + 32 * (lane & 3);
+    uint2 ca[N], cb[N];
+    uint4 x0[N], x1[N];
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+        ca[u] = *reinterpret_cast<const uint2*>(wa + 256 * u);
+        cb[u] = *reinterpret_cast<const uint2*>(wb + 256 * u);
+        x0[u] = *reinterpret_cast<const uint4*>(xg + 128 * u);
+        x1[u] = *reinterpret_cast<const uint4*>(xg + 128 * u + 16);
+    }
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+        const uint32_t b0[4] = {x0[u].x, x0[u].z, x1[u].x, x1[u].z},
+                       b1[4] = {x0[u].y, x0[u].w, x1[u].y, x1[u].w};
+        if (u < na)
+            unit_product(ca[u], cb[u], b0, b1, a);
+        else
+            unit_product(ca[u], cb[u], b0, b1, b);
+    }
+}
+
+// Form 'R''s B fragment of H_16 (m16n8k16, fp16 +-1): K slots 2 t + e and 2 t + 8 + e of lane (g, t) are
+// channels 4 t + e and 4 t + 2 + e of a 16-channel group (so a lane loads its four channels with one
+// 8-byte load), and output column g of n-tile nt is channel o = 4 (g >> 1) + 2 nt + (g & 1) (so lane (g, t)
+// ends with channels 4 t .. 4 t + 3 of the rows g and g + 8). The pair of K slots from channel i: H[i][o],
+// H[i + 1][o].
+__device__ __forceinline__ uint32_t h16_pair(int i, int o) {
+    const uint32_t lo = (__popc(i & o) & 1) ? 0xbc00u : 0x3c00u,
+                   hi = (__popc((i + 1) & o) & 1) ? 0xbc00u : 0x3c00u;
+    return lo | hi << 16;
+}
+
+// The four low bytes of a, b, c, d in one word (q's two's complement, from fmaf(z, inv, 1.5 * 2^23)'s bits).
+__device__ __forceinline__ uint32_t low_bytes(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
+}
+
+// Form 'R''s staging by one warp, nothing shared with the others: blocks ba and bb (-1: none) of x (1,024
+// fp16 channels each at src + 1,024 b) rotated by H_1024 (unnormalised: the link's output scale takes
+// the 1 / 32) and quantised to int8 by each block's absmax, into xw as consume_split lays x out (word
+// 32 u + 8 t + m of unit u holds channels 16 m + 4 t .. + 3). Rows g of the mmas below are unit g of ba,
+// rows g + 8 unit g of bb; H_1024 = H_8 over the unit (lanes' g, shuffles) x H_8 over the 16-channel
+// group m (registers) x H_16 within the group (an fp16 mma a group and n-tile, fp32 sums), as
+// popcount(r & c) splits over the bit fields. Every warp that stages a block computes the same bytes,
+// so two may store them. Out: each block's scale (absmax / 127) and its q-sum over the units at
+// positions [pa0, pa1) of ba and [0, pb1) of bb (the codes' offset: code = weight + 1).
+__device__ void stage_rotated(const __half* src, int ba, int bb, int pa0, int pa1, int pb1, uint32_t* xw,
+                              int lane, float& sa, float& sb, int& oa, int& ob) {
+    const int g = lane >> 2, t = lane & 3;
+    // v[m]: row g's channels 4 t, 4 t + 1 | row g + 8's | row g's 4 t + 2, 4 t + 3 | row g + 8's (A's
+    // registers).
+    uint32_t v[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+        const uint2 a = __ldcg(reinterpret_cast<const uint2*>(src + 1024 * ba + 128 * g + 16 * m + 4 * t));
+        const uint2 b =
+            bb >= 0 ? __ldcg(reinterpret_cast<const uint2*>(src + 1024 * bb + 128 * g + 16 * m + 4 * t))
+                    : make_uint2(0u, 0u);
+        v[m][0] = a.x;
+        v[m][1] = b.x;
+        v[m][2] = a.y;
+        v[m][3] = b.y;
+    }
+    auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
+    auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
+    // H_8 over the group: pairs m, m | d in registers.
+#pragma unroll
+    for (int d = 1; d < 8; d <<= 1)
+#pragma unroll
+        for (int m = 0; m < 8; ++m)
+            if (!(m & d))
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    const __half2 lo = h2(v[m][r]), hi = h2(v[m | d][r]);
+                    v[m][r] = u32(__hadd2(lo, hi));
+                    v[m | d][r] = u32(__hsub2(lo, hi));
+                }
+                // H_8 over the unit: lanes 4 d apart; the lower keeps its value plus the partner's, the upper
+                // the partner's less its own.
+#pragma unroll
+    for (int d = 4; d <= 16; d <<= 1) {
+        const __half2 sign = __float2half2_rn((lane & d) ? -1.0f : 1.0f);
+#pragma unroll
+        for (int m = 0; m < 8; ++m)
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+                v[m][r] = u32(__hfma2(sign, h2(v[m][r]), h2(__shfl_xor_sync(0xffffffffu, v[m][r], d))));
+    }
+    // H_16 within each group on the tensor cores.
+    uint32_t bh[2][2];
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+        const int o = 4 * (g >> 1) + 2 * nt + (g & 1);
+        bh[nt][0] = h16_pair(4 * t, o);
+        bh[nt][1] = h16_pair(4 * t + 2, o);
+    }
+    // Group m's H_16 into z: rows g's channels 4 t .. + 3 in z[0..3], rows g + 8's in z[4..7]. Made twice,
+    // for the absmax and then for q (16 mmas more rather than 64 sums held across the shuffles).
+    auto group = [&](int m, float(&z)[8]) {
+        float d[2][4] = {};
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+            mma_f16(d[nt], v[m][0], v[m][1], v[m][2], v[m][3], bh[nt][0], bh[nt][1]);
+        z[0] = d[0][0], z[1] = d[0][1], z[2] = d[1][0], z[3] = d[1][1];
+        z[4] = d[0][2], z[5] = d[0][3], z[6] = d[1][2], z[7] = d[1][3];
+    };
+    float ma = 0.0f, mb = 0.0f;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+        float z[8];
+        group(m, z);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            ma = fmaxf(ma, fabsf(z[i]));
+            mb = fmaxf(mb, fabsf(z[4 + i]));
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        ma = fmaxf(ma, __shfl_xor_sync(0xffffffffu, ma, o));
+        mb = fmaxf(mb, __shfl_xor_sync(0xffffffffu, mb, o));
+    }
+    // q = rint(z 127 / absmax) in the low byte of fmaf(z, inv, 1.5 * 2^23)'s bits (|q| <= 127).
+    const float ia = ma > 0.0f ? 127.0f / ma : 0.0f, ib = mb > 0.0f ? 127.0f / mb : 0.0f;
+    constexpr float kRound = 12582912.0f;
+    uint32_t wa[8], wb[8];
+    int qa = 0, qb = 0;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+        float z[8];
+        group(m, z);
+        auto q = [&](float x, float inv) { return __float_as_uint(fmaf(x, inv, kRound)); };
+        wa[m] = low_bytes(q(z[0], ia), q(z[1], ia), q(z[2], ia), q(z[3], ia));
+        wb[m] = low_bytes(q(z[4], ib), q(z[5], ib), q(z[6], ib), q(z[7], ib));
+        qa = __dp4a(static_cast<int>(wa[m]), 0x01010101, qa);
+        qb = __dp4a(static_cast<int>(wb[m]), 0x01010101, qb);
+    }
+    uint4* da = reinterpret_cast<uint4*>(xw + 32 * (8 * ba + g) + 8 * t);
+    da[0] = make_uint4(wa[0], wa[1], wa[2], wa[3]);
+    da[1] = make_uint4(wa[4], wa[5], wa[6], wa[7]);
+    if (bb >= 0) {
+        uint4* db = reinterpret_cast<uint4*>(xw + 32 * (8 * bb + g) + 8 * t);
+        db[0] = make_uint4(wb[0], wb[1], wb[2], wb[3]);
+        db[1] = make_uint4(wb[4], wb[5], wb[6], wb[7]);
+    }
+    sa = ma / 127.0f;
+    sb = mb / 127.0f;
+    oa = warp_sum(g >= pa0 && g < pa1 ? qa : 0);
+    ob = warp_sum(g < pb1 ? qb : 0);
 }
 
 // The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
@@ -446,7 +623,8 @@ __device__ __forceinline__ void link_stamp(const Chain& c, int l, LinkStamp at) 
 // meets once at the link's end to store its rows and their |y| max. The ring's slot and phase
 // are counted, not divided out.
 __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, uint64_t* full,
-                              uint64_t* empty, int* sums, int* sumx, const int* tile_of, int* tile_rows) {
+                              uint64_t* empty, int* sums, int* sumx, const int* tile_of, int* tile_rows,
+                              float* rmeta) {
     const int lane = static_cast<int>(threadIdx.x) & 31, cw = (static_cast<int>(threadIdx.x) >> 5) - 1;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     unsigned* ymax = reinterpret_cast<unsigned*>(sumx + 2);
@@ -468,8 +646,28 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
         const unsigned short* src = reinterpret_cast<const unsigned short*>(l == 0 ? c.x0 : kLinks[l - 1].y);
         int sx = 0;
+        // Form 'R': each chunk's blocks that the warp's units touch, rotated; each block's scale and the
+        // warp's units' split between them in rmeta (kRotChunks a warp, three words a chunk), the codes'
+        // offset over all of them in corr (in x's units).
+        float corr = 0.0f;
+        for (int ch = 0; ch < tc.chunks && c.rotate; ++ch) {
+            const int all = tc.units_of(ch, kt), u0 = ch * tc.units + all * cw / kConsumerWarps,
+                      u1 = ch * tc.units + all * (cw + 1) / kConsumerWarps;
+            const int ba = u0 / 8, bb = (u1 - 1) / 8 != ba ? (u1 - 1) / 8 : -1;
+            float sa, sb;
+            int oa, ob;
+            stage_rotated(reinterpret_cast<const __half*>(src), ba, bb, u0 - 8 * ba,
+                          min(u1, 8 * ba + 8) - 8 * ba, bb >= 0 ? u1 - 8 * bb : 0, xw, lane, sa, sb, oa, ob);
+            corr += static_cast<float>(oa) * sa + static_cast<float>(ob) * sb;
+            if (lane == 0) {
+                float* mt = rmeta + 3 * (kRotChunks * cw + ch);
+                mt[0] = sa;
+                mt[1] = sb;
+                mt[2] = __int_as_float(min(u1, 8 * ba + 8) - u0);
+            }
+        }
         // Halved, the warp's units of each chunk in both halves of K.
-        for (int part = 0; part < (hv ? 2 * tc.chunks : tc.chunks) && c.by_field; ++part) {
+        for (int part = 0; part < (hv ? 2 * tc.chunks : tc.chunks) && c.by_field && !c.rotate; ++part) {
             // By field: mma s of unit u takes inputs 128 u + 32 s + q at its K slot q, so lane w
             // quantises inputs 128 u + 4 w .. + 3 (one 8-byte load) into the word that is B's
             // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does.
@@ -528,8 +726,9 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         };
         // A tile of `rows` rows from row r, its chunks from the current slot on, its rows' sums added
         // into sums[at ..].
-        auto consume_tile = [&](int r, int rows, int at) {
-            int acc[4][4] = {}, odd[4][4] = {};
+        // A tile's chunks from the current slot on: body(ch, u0, u1, wa, xu) takes the warp's units u0 .. u1
+        // - 1 of chunk ch, their codes (rows g) at wa (rows g + 8 a chunk's units on) and x at xu.
+        auto tile_chunks = [&](auto&& body) {
             for (int ch = 0; ch < tc.chunks; ++ch) {
                 mbarrier_wait(&full[slot], phase);
                 const int all = tc.units_of(ch, kt);
@@ -538,31 +737,64 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 // Halved, B's column 1 (lanes 4-7) is x's second half of K.
                 const int8_t* xu =
                     xs + 128 * (ch * tc.units + u0 + (hv && (lane >> 2) == 1 ? half_units : 0));
+                body(ch, u0, u1, wa, xu);
+                __syncwarp();
+                if (lane == 0) mbarrier_arrive(&empty[slot]);
+                advance();
+            }
+        };
+        // Form 'R''s tile: a block's sums each (the warp's first na units of a chunk are one block's, the
+        // rest the next's), met in floats by their blocks' scales; every column of B is x, so column 0's
+        // rows, less the warp's offset, go into the rows' float sums.
+        auto consume_tile_rotated = [&](int rows, int at) {
+            float fg = 0.0f, fh = 0.0f;  // 64 times rows g's and g + 8's sums, in x's units
+            tile_chunks([&](int ch, int u0, int u1, const uint8_t* wa, const int8_t* xu) {
+                const float* mt = rmeta + 3 * (kRotChunks * cw + ch);
+                const int na = __float_as_int(mt[2]);
+                int sa[4][4] = {}, sb[4][4] = {};
+                if (u1 - u0 == 5)
+                    tile_chunk_product_sets<5>(wa, wa + 256 * tc.units, xu, lane, na, sa, sb);
+                else if (u1 - u0 == 6)
+                    tile_chunk_product_sets<6>(wa, wa + 256 * tc.units, xu, lane, na, sa, sb);
+                else
+                    __trap();  // every link of the probe gives a warp 5 or 6 units of a chunk
+                fg += static_cast<float>(sum64(sa, 0)) * mt[0] + static_cast<float>(sum64(sb, 0)) * mt[1];
+                fh += static_cast<float>(sum64(sa, 2)) * mt[0] + static_cast<float>(sum64(sb, 2)) * mt[1];
+            });
+            const int g = lane >> 2;
+            if ((lane & 3) == 0) {
+                float* fs = reinterpret_cast<float*>(sums);
+                atomicAdd(&fs[at + g], fg * (1.0f / 64.0f) - corr);
+                if (g + 8 < rows) atomicAdd(&fs[at + g + 8], fh * (1.0f / 64.0f) - corr);
+            }
+        };
+        auto consume_tile = [&](int r, int rows, int at) {
+            if (c.rotate) {
+                consume_tile_rotated(rows, at);
+                return;
+            }
+            int acc[4][4] = {}, odd[4][4] = {};
+            tile_chunks([&](int, int u0, int u1, const uint8_t* wa, const int8_t* xu) {
                 if (c.unrolled && u1 - u0 == 5)
                     tile_chunk_product_n<5>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
                 else if (c.unrolled && u1 - u0 == 6)
                     tile_chunk_product_n<6>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
                 else
                     tile_chunk_product<true>(wa, wa + 256 * tc.units, 256, xu, u1 - u0, lane, acc);
-                __syncwarp();
-                if (lane == 0) mbarrier_arrive(&empty[slot]);
-                advance();
-            }
+            });
+            const int g = lane >> 2;
 #pragma unroll
             for (int s = 0; s < 4; ++s)
 #pragma unroll
                 for (int i = 0; i < 4; ++i) acc[s][i] += odd[s][i];
-            // 64 times a column's sum of acc's row g (i = 0 or 1) or g + 8 (i = 2 or 3), exact in int32.
-            auto sum64 = [&](int i) { return ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i]; };
-            const int g = lane >> 2;
             if ((lane & 3) == 0) {
                 if (hv) {
                     // Row g: its first half against column 0, its second (the mma's row g + 8) against 1.
-                    atomicAdd(&sums[at + g], sum64(0) + sum64(3));
+                    atomicAdd(&sums[at + g], sum64(acc, 0) + sum64(acc, 3));
                 } else {
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
-                        if (g + 8 * h < rows) atomicAdd(&sums[at + g + 8 * h], sum64(2 * h));
+                        if (g + 8 * h < rows) atomicAdd(&sums[at + g + 8 * h], sum64(acc, 2 * h));
                 }
             }
         };
@@ -600,8 +832,11 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         if (c.warp_release && threadIdx.x == 32) sumx[(l + 2) % 3] = 0;
         const int sum_x = sumx[sum_at];
         float mx = 0.0f;
+        // Form 'R': the sums are floats in x's units; H_1024's 1 / 32 with the row scale.
+        const float yr = L.rk / 32.0f;
         for (int i = static_cast<int>(threadIdx.x) - 32; i < stored; i += 32 * kConsumerWarps) {
-            const __half y = __float2half_rn(static_cast<float>((sums[i] >> 6) - sum_x) * ys);
+            const __half y = __float2half_rn(c.rotate ? __int_as_float(sums[i]) * yr
+                                                      : static_cast<float>((sums[i] >> 6) - sum_x) * ys);
             const int row = row_of(i);
             L.y[row] = y;
             sums[i] = 0;
@@ -691,7 +926,8 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
 
     // The consumers.
     if (c.local) {
-        consume_split(c, ring, xs, full, empty, sums, sumx, tile_of, tile_rows);
+        consume_split(c, ring, xs, full, empty, sums, sumx, tile_of, tile_rows,
+                      reinterpret_cast<float*>(partial));
         return;
     }
     const int cw = warp - 1;
@@ -741,16 +977,12 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                 }
                 if (!c.rows) continue;
                 const int g = lane >> 2, rows = min(16, r1 - r);
-                // 64 times the sum of acc's rows g (i = 0) and g + 8 (i = 2), exact in int32.
-                auto sum64 = [&](int i) {
-                    return ((acc[0][i] * 4 + acc[1][i]) * 4 + acc[2][i]) * 4 + acc[3][i];
-                };
                 if (c.deferred) {
                     // Added into the rows' shared sums without waiting for the other warps: the
                     // link's end (below) stores them once every warp is done.
                     if ((lane & 3) == 0)
                         for (int h = 0; h < 2; ++h)
-                            if (g + 8 * h < rows) atomicAdd(&sums[r - r0 + g + 8 * h], sum64(2 * h));
+                            if (g + 8 * h < rows) atomicAdd(&sums[r - r0 + g + 8 * h], sum64(acc, 2 * h));
                     continue;
                 }
                 if (c.split) {
@@ -758,8 +990,8 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                     // tile's are read before the next tile's barrier, so the tile after may reuse them.
                     int* part = partial + (tile & 1) * kConsumerWarps * 16;
                     if ((lane & 3) == 0) {
-                        part[cw * 16 + g] = sum64(0);
-                        part[cw * 16 + g + 8] = sum64(2);
+                        part[cw * 16 + g] = sum64(acc, 0);
+                        part[cw * 16 + g + 8] = sum64(acc, 2);
                     }
                     consumers_sync();
                     if (mine && lane < rows) {
@@ -774,7 +1006,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                     for (int h = 0; h < 2; ++h)
                         if (g + 8 * h < rows)
                             L.y[r + g + 8 * h] =
-                                __float2half_rn(static_cast<float>((sum64(2 * h) >> 6) - sum_x) * ys);
+                                __float2half_rn(static_cast<float>((sum64(acc, 2 * h) >> 6) - sum_x) * ys);
             }
         } else {
             const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
@@ -899,6 +1131,34 @@ std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<_
     return y;
 }
 
+// Form 'R''s oracle, in doubles: x rotated exactly (H_1024 / 32 a block of 1,024 channels) times the
+// weights (code - 1), by the row scale; the GPU's int8 x departs from it by its quantisation.
+std::vector<double> cpu_link_rotated(const std::vector<uint32_t>& w, const std::vector<__half>& src, int k,
+                                     int n, float rk) {
+    std::vector<double> x(k);
+    for (int i = 0; i < k; ++i) x[i] = __half2float(src[i]);
+    for (int b = 0; b < k; b += 1024)
+        for (int d = 1; d < 1024; d <<= 1)
+            for (int i = b; i < b + 1024; ++i)
+                if (!((i - b) & d)) {
+                    const double lo = x[i], hi = x[i + d];
+                    x[i] = lo + hi;
+                    x[i + d] = lo - hi;
+                }
+    std::vector<double> y(n);
+    for (int r = 0; r < n; ++r) {
+        double dot = 0;
+        for (int v = 0; v < k / 16; ++v) {
+            const uint32_t word = w[static_cast<size_t>(r) * (k / 16) + v];
+            for (int j = 0; j < 4; ++j)
+                for (int s = 0; s < 4; ++s)
+                    dot += (static_cast<int>((word >> (8 * j + 2 * s)) & 3u) - 1) * x[16 * v + 4 * j + s];
+        }
+        y[r] = dot / 32.0 * rk;
+    }
+    return y;
+}
+
 // The rows' form of a check's `parts` (main's launch), as its JSON names it.
 const char* row_form(char parts) {
     switch (parts) {
@@ -930,6 +1190,8 @@ const char* row_form(char parts) {
             return "mma split, K by field, unrolled, every tile taken at run time, halved down tiles";
         case 'h':
             return "mma split, K by field, unrolled, every tile taken at run time, halved 5,120-row tiles";
+        case 'R':
+            return "mma split, K by field, unrolled, every tile taken at run time, x rotated";
         default:
             return "plain";
     }
@@ -1150,20 +1412,21 @@ int main() {
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhg"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgR"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhg");
+        c.rows = one_of(parts, "fimktqpxyudawhgR");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhg");
-        c.local = one_of(parts, "xyudawhg");
-        c.by_field = one_of(parts, "yudawhg");
-        c.unrolled = one_of(parts, "udawhg");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhg") ? 100 : 0;
+        c.tiled = one_of(parts, "tTqpxyudawhgR");
+        c.local = one_of(parts, "xyudawhgR");
+        c.by_field = one_of(parts, "yudawhgR");
+        c.unrolled = one_of(parts, "udawhgR");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgR") ? 100 : 0;
+        c.rotate = parts == 'R';
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
         c.paired = one_of(parts, "qp");
@@ -1201,7 +1464,7 @@ int main() {
         {kMmaSlots, 'p'}, {2, 'p'},         {kMmaSlots, 'x'}, {2, 'x'},         {kMmaSlots, 'y'},
         {2, 'y'},         {kMmaSlots, 'u'}, {2, 'u'},         {kMmaSlots, 'd'}, {2, 'd'},
         {kMmaSlots, 'a'}, {2, 'a'},         {kMmaSlots, 'w'}, {2, 'w'},         {kMmaSlots, 'h'},
-        {2, 'h'},         {kMmaSlots, 'g'}, {2, 'g'},
+        {2, 'h'},         {kMmaSlots, 'g'}, {2, 'g'},         {kMmaSlots, 'R'}, {2, 'R'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
@@ -1216,6 +1479,29 @@ int main() {
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
             CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
+            if (parts == 'R') {
+                // Against x rotated exactly: the rows' error relative to their rms (int8 x by a block's
+                // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong.
+                const std::vector<double> want = cpu_link_rotated(hw, src, L.k, L.n, L.rk);
+                double e2 = 0, r2 = 0, emax = 0;
+                for (int r = 0; r < L.n; ++r) {
+                    const double e = __half2float(got[r]) - want[r];
+                    e2 += e * e;
+                    r2 += want[r] * want[r];
+                    emax = std::max(emax, std::fabs(e));
+                }
+                const double rms = std::sqrt(r2 / L.n), rel = std::sqrt(e2 / r2);
+                for (int r = 0; r < L.n; ++r)
+                    if (std::fabs(__half2float(got[r]) - want[r]) > 0.1 * rms && bad++ < 3)
+                        std::printf("link %d row %d: %g, the CPU %g\n", l, r, __half2float(got[r]), want[r]);
+                bad += rel > 0.02;
+                std::printf(
+                    "{\"check\": \"link %d\", \"slots\": %d, \"rows\": \"%s\", \"k\": %d, \"n\": %d, "
+                    "\"off_rows\": %d, \"rel_rms\": %.5f, \"max_err_over_rms\": %.4f, \"y0\": %g}\n",
+                    l, slots, row_form(parts), L.k, L.n, bad, rel, emax / rms, __half2float(got[0]));
+                src.assign(got.begin(), got.begin() + links[l + 1].k);
+                continue;
+            }
             const std::vector<__half> want = cpu_link(hw, src, L.k, L.n, L.rk);
             for (int r = 0; r < L.n; ++r)
                 if (__half_as_ushort(got[r]) != __half_as_ushort(want[r])) {
@@ -1303,6 +1589,8 @@ int main() {
     // And with the 5,120-row links in 8-row tiles, K in halves (Chain::halve), or only the down links.
     if (wanted('h')) time_form(row_form('h'), 'h', {kMmaSlots, 4});
     if (wanted('g')) time_form(row_form('g'), 'g', {kMmaSlots, 4});
+    // And with x rotated by H_1024 as the model's inputs are, each warp the blocks its units touch.
+    if (wanted('R')) time_form(row_form('R'), 'R', {kMmaSlots, 4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
     // wait's (without the waits it keeps one, so only with them).
     if (wanted('w'))
@@ -1315,7 +1603,7 @@ int main() {
     // Stamped at 4 slots, and every tile taken at run time at 2 and 7 as well (does a link's release
     // or staging take longer with more bytes in flight?).
     const std::pair<char, int> stamped[] = {
-        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4}, {'g', 4},
+        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4}, {'g', 4}, {'R', 4},
     };
     for (const auto& form : stamped)
         if (wanted(form.first))
