@@ -35,7 +35,8 @@
 // with each warp releasing its own rows. And (the fifty-fourth pass) with each link's x rotated by H_1024
 // as the model's ternary inputs are, each warp rotating the 1,024-channel blocks its units touch with no
 // barrier (stage_rotated: H_16 on the tensor cores, H_8 in registers and H_8 by shuffles), int8 by each
-// block's absmax, checked within a tolerance of the exact rotation.
+// block's absmax, checked within a tolerance of the exact rotation; and with the residual stream and its
+// RMS norms as well (the sum of squares added up by the rows' writers, 1 / rms in the output scale).
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -93,6 +94,8 @@ constexpr int kMostUnits = (kMmaSlotBytes / 16 - 32) / 32;  // 128-input units a
 // Form 'R': a link's chunks at most (K 17,408 in whole-8 chunks of 48 units), a warp's blocks' scales
 // and split kept a chunk in the block's partial sums' memory (3 words each).
 constexpr int kRotChunks = 3;
+// Form 'N': the residual stream's width, the model's hidden size.
+constexpr int kNormWidth = 5120;
 static_assert(3 * kRotChunks * kConsumerWarps <= 2 * kConsumerWarps * 16, "form R's chunk notes fit");
 static_assert(kMmaSlots * kMmaSlotBytes <= kMaxSlots * kSlotBytes,
               "the tensor-core ring fits the ring's memory");
@@ -148,6 +151,16 @@ struct Chain {
     // rows before), by each warp for the blocks its units touch (stage_rotated), with no barrier;
     // quantised by each block's absmax, the warp's sums kept a block apart and met in floats.
     bool rotate;
+    // With rotate (form 'N'): the model's residual stream and RMS norms around the rotation. The links of
+    // 5,120 rows (the attention or GDN output, down) add their rows into resid and its new squares into
+    // sumsq[l + 1]; the links of 5,120 inputs (q+k+v or qkv+z, gate+up, the head) take x = resid * gamma
+    // (gamma: the norm's weight with the rotation's signs folded in), 1 / rms in their output scale.
+    bool norms;
+    float* resid;  // [kNormWidth], fp32; link 0's x before the launch
+    float*
+        sumsq;  // [kMaxLinks]: link l's resid's sum of squares from link l - 1's rows, zero before a launch
+    float x0_sumsq;       // link 0's
+    const __half* gamma;  // [kNormWidth]
 };
 
 // Whether link L is taken in 8-row tiles with K in halves (Chain::halve).
@@ -281,6 +294,12 @@ __device__ __forceinline__ int code_field(uint32_t w, int s) {
 }
 
 __device__ __forceinline__ int warp_sum(int v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float warp_sum_f(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
@@ -440,39 +459,49 @@ __device__ __forceinline__ uint32_t low_bytes(uint32_t a, uint32_t b, uint32_t c
 // popcount(r & c) splits over the bit fields. Every warp that stages a block computes the same bytes,
 // so two may store them. Out: each block's scale (absmax / 127) and its q-sum over the units at
 // positions [pa0, pa1) of ba and [0, pb1) of bb (the codes' offset: code = weight + 1).
-__device__ void stage_rotated(const __half* src, int ba, int bb, int pa0, int pa1, int pb1, uint32_t* xw,
-                              int lane, float& sa, float& sb, int& oa, int& ob) {
+__device__ void stage_rotated(const __half* src, const float* resid, const __half* gamma, int ba, int bb,
+                              int pa0, int pa1, int pb1, uint32_t* xw, int lane, float& sa, float& sb,
+                              int& oa, int& ob) {
     const int g = lane >> 2, t = lane & 3;
+    auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
+    auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
+    // Channels i .. i + 3 of x as fp16: src's, or with resid (form 'N') resid's times gamma's.
+    auto load4 = [&](int i) {
+        if (resid == nullptr) return __ldcg(reinterpret_cast<const uint2*>(src + i));
+        const float4 r = __ldcg(reinterpret_cast<const float4*>(resid + i));
+        const uint2 gw = __ldg(reinterpret_cast<const uint2*>(gamma + i));
+        const float2 g01 = __half22float2(h2(gw.x)), g23 = __half22float2(h2(gw.y));
+        return make_uint2(u32(__floats2half2_rn(r.x * g01.x, r.y * g01.y)),
+                          u32(__floats2half2_rn(r.z * g23.x, r.w * g23.y)));
+    };
     // v[m]: row g's channels 4 t, 4 t + 1 | row g + 8's | row g's 4 t + 2, 4 t + 3 | row g + 8's (A's
     // registers).
     uint32_t v[8][4];
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        const uint2 a = __ldcg(reinterpret_cast<const uint2*>(src + 1024 * ba + 128 * g + 16 * m + 4 * t));
-        const uint2 b =
-            bb >= 0 ? __ldcg(reinterpret_cast<const uint2*>(src + 1024 * bb + 128 * g + 16 * m + 4 * t))
-                    : make_uint2(0u, 0u);
+        const uint2 a = load4(1024 * ba + 128 * g + 16 * m + 4 * t);
+        const uint2 b = bb >= 0 ? load4(1024 * bb + 128 * g + 16 * m + 4 * t) : make_uint2(0u, 0u);
         v[m][0] = a.x;
         v[m][1] = b.x;
         v[m][2] = a.y;
         v[m][3] = b.y;
     }
-    auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
-    auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
     // H_8 over the group: pairs m, m | d in registers.
 #pragma unroll
-    for (int d = 1; d < 8; d <<= 1)
+    for (int d = 1; d < 8; d <<= 1) {
 #pragma unroll
-        for (int m = 0; m < 8; ++m)
-            if (!(m & d))
+        for (int m = 0; m < 8; ++m) {
+            if (m & d) continue;
 #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    const __half2 lo = h2(v[m][r]), hi = h2(v[m | d][r]);
-                    v[m][r] = u32(__hadd2(lo, hi));
-                    v[m | d][r] = u32(__hsub2(lo, hi));
-                }
-                // H_8 over the unit: lanes 4 d apart; the lower keeps its value plus the partner's, the upper
-                // the partner's less its own.
+            for (int r = 0; r < 4; ++r) {
+                const __half2 lo = h2(v[m][r]), hi = h2(v[m | d][r]);
+                v[m][r] = u32(__hadd2(lo, hi));
+                v[m | d][r] = u32(__hsub2(lo, hi));
+            }
+        }
+    }
+    // H_8 over the unit: lanes 4 d apart; the lower keeps its value plus the partner's, the upper the
+    // partner's less its own.
 #pragma unroll
     for (int d = 4; d <= 16; d <<= 1) {
         const __half2 sign = __float2half2_rn((lane & d) ? -1.0f : 1.0f);
@@ -650,14 +679,17 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // warp's units' split between them in rmeta (kRotChunks a warp, three words a chunk), the codes'
         // offset over all of them in corr (in x's units).
         float corr = 0.0f;
+        // Form 'N': the links of the residual's width in take it normed, those of its width out add into it.
+        const bool normed = c.norms && L.k == kNormWidth, adds = c.norms && L.n == kNormWidth;
         for (int ch = 0; ch < tc.chunks && c.rotate; ++ch) {
             const int all = tc.units_of(ch, kt), u0 = ch * tc.units + all * cw / kConsumerWarps,
                       u1 = ch * tc.units + all * (cw + 1) / kConsumerWarps;
             const int ba = u0 / 8, bb = (u1 - 1) / 8 != ba ? (u1 - 1) / 8 : -1;
             float sa, sb;
             int oa, ob;
-            stage_rotated(reinterpret_cast<const __half*>(src), ba, bb, u0 - 8 * ba,
-                          min(u1, 8 * ba + 8) - 8 * ba, bb >= 0 ? u1 - 8 * bb : 0, xw, lane, sa, sb, oa, ob);
+            stage_rotated(reinterpret_cast<const __half*>(src), normed ? c.resid : nullptr, c.gamma, ba, bb,
+                          u0 - 8 * ba, min(u1, 8 * ba + 8) - 8 * ba, bb >= 0 ? u1 - 8 * bb : 0, xw, lane, sa,
+                          sb, oa, ob);
             corr += static_cast<float>(oa) * sa + static_cast<float>(ob) * sb;
             if (lane == 0) {
                 float* mt = rmeta + 3 * (kRotChunks * cw + ch);
@@ -832,8 +864,12 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         if (c.warp_release && threadIdx.x == 32) sumx[(l + 2) % 3] = 0;
         const int sum_x = sumx[sum_at];
         float mx = 0.0f;
-        // Form 'R': the sums are floats in x's units; H_1024's 1 / 32 with the row scale.
-        const float yr = L.rk / 32.0f;
+        // Form 'R': the sums are floats in x's units; H_1024's 1 / 32 with the row scale, and in form 'N'
+        // the norm's 1 / rms (eps 1e-6).
+        const float yr =
+            L.rk / 32.0f *
+            (normed ? rsqrtf((l == 0 ? c.x0_sumsq : __ldcg(&c.sumsq[l])) / kNormWidth + 1e-6f) : 1.0f);
+        float ss = 0.0f;  // form 'N': the squares of the residual's rows this block adds into
         for (int i = static_cast<int>(threadIdx.x) - 32; i < stored; i += 32 * kConsumerWarps) {
             const __half y = __float2half_rn(c.rotate ? __int_as_float(sums[i]) * yr
                                                       : static_cast<float>((sums[i] >> 6) - sum_x) * ys);
@@ -841,6 +877,16 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             L.y[row] = y;
             sums[i] = 0;
             if (row < kn) mx = fmaxf(mx, fabsf(__half2float(y)));
+            if (adds) {
+                const float r = __ldcg(&c.resid[row]) + __half2float(y);
+                c.resid[row] = r;
+                ss += r * r;
+            }
+        }
+        if (adds) {
+            // Before the release below (its barrier and fence order every warp's adds before the count).
+            ss = warp_sum_f(ss);
+            if (lane == 0) atomicAdd(&c.sumsq[l + 1], ss);
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
@@ -1131,12 +1177,11 @@ std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<_
     return y;
 }
 
-// Form 'R''s oracle, in doubles: x rotated exactly (H_1024 / 32 a block of 1,024 channels) times the
-// weights (code - 1), by the row scale; the GPU's int8 x departs from it by its quantisation.
-std::vector<double> cpu_link_rotated(const std::vector<uint32_t>& w, const std::vector<__half>& src, int k,
-                                     int n, float rk) {
-    std::vector<double> x(k);
-    for (int i = 0; i < k; ++i) x[i] = __half2float(src[i]);
+// Form 'R''s oracle, in doubles: x (its first k values) rotated exactly (H_1024 / 32 a block of 1,024
+// channels) times the weights (code - 1), by the row scale; the GPU's int8 x departs from it by its
+// quantisation.
+std::vector<double> cpu_link_rotated(const std::vector<uint32_t>& w, std::vector<double> x, int k, int n,
+                                     float rk) {
     for (int b = 0; b < k; b += 1024)
         for (int d = 1; d < 1024; d <<= 1)
             for (int i = b; i < b + 1024; ++i)
@@ -1192,6 +1237,9 @@ const char* row_form(char parts) {
             return "mma split, K by field, unrolled, every tile taken at run time, halved 5,120-row tiles";
         case 'R':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated";
+        case 'N':
+            return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
+                   "residual";
         default:
             return "plain";
     }
@@ -1363,9 +1411,10 @@ int main() {
     CHECK(cudaMalloc(&wf, weight_bytes));
     CHECK(cudaMalloc(&y, y_elems * sizeof(__half)));
     CHECK(cudaMalloc(&x0, shapes[0].first * sizeof(__half)));
-    CHECK(cudaMalloc(&c.done, 3 * kMaxLinks * sizeof(unsigned)));
+    CHECK(cudaMalloc(&c.done, 4 * kMaxLinks * sizeof(unsigned)));
     c.amax = c.done + kMaxLinks;
     c.next = reinterpret_cast<int*>(c.amax + kMaxLinks);
+    c.sumsq = reinterpret_cast<float*>(c.next + kMaxLinks);
     size_t wo = 0, yo = 0;
     std::vector<Link> links(c.links);
     for (int l = 0; l < c.links; ++l) {
@@ -1394,6 +1443,25 @@ int main() {
     CHECK(cudaMemcpy(x0, hx.data(), hx.size() * sizeof(__half), cudaMemcpyHostToDevice));
     c.x0 = x0;
     for (const __half& v : hx) c.x0_amax = std::max(c.x0_amax, std::fabs(__half2float(v)));
+    // Form 'N': the residual stream starts as link 0's x, its norm's weight (with the rotation's signs)
+    // random in +-[0.5, 1.5].
+    std::vector<float> hr(kNormWidth);
+    std::vector<__half> hg(kNormWidth);
+    for (int i = 0; i < kNormWidth; ++i) {
+        hr[i] = __half2float(hx[i]);
+        c.x0_sumsq += hr[i] * hr[i];
+        s = s * 1664525u + 1013904223u;
+        hg[i] = __float2half((s >> 31 ? -1.0f : 1.0f) *
+                             (0.5f + static_cast<float>((s >> 8) & 0xffff) / 65536.0f));
+    }
+    float* resid0;
+    __half* gamma;
+    CHECK(cudaMalloc(&c.resid, kNormWidth * sizeof(float)));
+    CHECK(cudaMalloc(&resid0, kNormWidth * sizeof(float)));
+    CHECK(cudaMalloc(&gamma, kNormWidth * sizeof(__half)));
+    CHECK(cudaMemcpy(resid0, hr.data(), kNormWidth * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(gamma, hg.data(), kNormWidth * sizeof(__half), cudaMemcpyHostToDevice));
+    c.gamma = gamma;
 
     const size_t smem = kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) +
                         2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4 + (kMaxShareRows + 3) * 4 +
@@ -1402,8 +1470,12 @@ int main() {
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
-    // The links' counts, absmaxes and run-time tiles zeroed, as every chain's first launch needs them.
-    auto reset_counts = [&] { CHECK(cudaMemsetAsync(c.done, 0, 3 * kMaxLinks * sizeof(unsigned))); };
+    // The links' counts, absmaxes, run-time tiles and sums of squares zeroed, and the residual stream
+    // back at link 0's x, as every chain's first launch needs them.
+    auto reset_counts = [&] {
+        CHECK(cudaMemsetAsync(c.done, 0, 4 * kMaxLinks * sizeof(unsigned)));
+        CHECK(cudaMemcpyAsync(c.resid, resid0, kNormWidth * sizeof(float), cudaMemcpyDeviceToDevice));
+    };
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
     // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
     // only, 'k' the tiles with each chunk's K split over the warps; 't' and 'T' as 'k' and 'M' with
@@ -1412,21 +1484,22 @@ int main() {
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgR"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRN"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhgR");
+        c.rows = one_of(parts, "fimktqpxyudawhgRN");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhgR");
-        c.local = one_of(parts, "xyudawhgR");
-        c.by_field = one_of(parts, "yudawhgR");
-        c.unrolled = one_of(parts, "udawhgR");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgR") ? 100 : 0;
-        c.rotate = parts == 'R';
+        c.tiled = one_of(parts, "tTqpxyudawhgRN");
+        c.local = one_of(parts, "xyudawhgRN");
+        c.by_field = one_of(parts, "yudawhgRN");
+        c.unrolled = one_of(parts, "udawhgRN");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRN") ? 100 : 0;
+        c.rotate = one_of(parts, "RN");
+        c.norms = parts == 'N';
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
         c.paired = one_of(parts, "qp");
@@ -1465,6 +1538,7 @@ int main() {
         {2, 'y'},         {kMmaSlots, 'u'}, {2, 'u'},         {kMmaSlots, 'd'}, {2, 'd'},
         {kMmaSlots, 'a'}, {2, 'a'},         {kMmaSlots, 'w'}, {2, 'w'},         {kMmaSlots, 'h'},
         {2, 'h'},         {kMmaSlots, 'g'}, {2, 'g'},         {kMmaSlots, 'R'}, {2, 'R'},
+        {kMmaSlots, 'N'}, {2, 'N'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
@@ -1472,6 +1546,7 @@ int main() {
         launch(slots, true, 0, -1, parts);
         CHECK(cudaDeviceSynchronize());
         std::vector<__half> src = hx;
+        std::vector<float> resid = hr;  // form 'N': the residual stream as the GPU's links leave it
         int bad = 0;
         for (int l = 0; l < checked && !bad; ++l) {
             const Link& L = links[l];
@@ -1479,10 +1554,23 @@ int main() {
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
             CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
-            if (parts == 'R') {
+            if (parts == 'R' || parts == 'N') {
                 // Against x rotated exactly: the rows' error relative to their rms (int8 x by a block's
-                // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong.
-                const std::vector<double> want = cpu_link_rotated(hw, src, L.k, L.n, L.rk);
+                // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong. Form 'N':
+                // the links of 5,120 inputs take the residual normed, those of 5,120 rows add into it.
+                const bool normed = parts == 'N' && L.k == kNormWidth;
+                std::vector<double> x(L.k);
+                double ss = 0;
+                for (int i = 0; i < L.k; ++i) {
+                    x[i] =
+                        normed ? static_cast<double>(resid[i]) * __half2float(hg[i]) : __half2float(src[i]);
+                    if (normed) ss += static_cast<double>(resid[i]) * resid[i];
+                }
+                std::vector<double> want = cpu_link_rotated(hw, x, L.k, L.n, L.rk);
+                if (normed)
+                    for (double& v : want) v /= std::sqrt(ss / kNormWidth + 1e-6);
+                if (parts == 'N' && L.n == kNormWidth)
+                    for (int i = 0; i < L.n; ++i) resid[i] += __half2float(got[i]);
                 double e2 = 0, r2 = 0, emax = 0;
                 for (int r = 0; r < L.n; ++r) {
                     const double e = __half2float(got[r]) - want[r];
@@ -1591,6 +1679,8 @@ int main() {
     if (wanted('g')) time_form(row_form('g'), 'g', {kMmaSlots, 4});
     // And with x rotated by H_1024 as the model's inputs are, each warp the blocks its units touch.
     if (wanted('R')) time_form(row_form('R'), 'R', {kMmaSlots, 4});
+    // And with the residual stream and its RMS norms (the sum of squares from the rows' writers).
+    if (wanted('N')) time_form(row_form('N'), 'N', {kMmaSlots, 4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
     // wait's (without the waits it keeps one, so only with them).
     if (wanted('w'))
@@ -1603,7 +1693,8 @@ int main() {
     // Stamped at 4 slots, and every tile taken at run time at 2 and 7 as well (does a link's release
     // or staging take longer with more bytes in flight?).
     const std::pair<char, int> stamped[] = {
-        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4}, {'g', 4}, {'R', 4},
+        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots},
+        {'w', 4}, {'h', 4}, {'g', 4}, {'R', 4}, {'N', 4},
     };
     for (const auto& form : stamped)
         if (wanted(form.first))
