@@ -36,7 +36,9 @@
 // as the model's ternary inputs are, each warp rotating the 1,024-channel blocks its units touch with no
 // barrier (stage_rotated: H_16 on the tensor cores, H_8 in registers and H_8 by shuffles), int8 by each
 // block's absmax, checked within a tolerance of the exact rotation; and with the residual stream and its
-// RMS norms as well (the sum of squares added up by the rows' writers, 1 / rms in the output scale).
+// RMS norms as well (the sum of squares added up by the rows' writers, 1 / rms in the output scale); and
+// with each GDN layer's recurrent step as a link of its own (consume_delta), its state streamed through
+// the ring like weights and checked against a CPU oracle of the delta rule.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
@@ -76,7 +78,15 @@ constexpr int kSlotBytes = 20 * 1024;
 constexpr int kMaxSlots = 9;
 constexpr int kMaxK = 17408;
 constexpr int kMaxWordsPerThread = kMaxK / 4 / (32 * kConsumerWarps) + 1;  // x staging, 4 inputs a word
-constexpr int kMaxLinks = 320;
+constexpr int kMaxLinks = 640;
+// Form 'D''s chain (the step's links with a GDN layer's recurrent step after its qkv+z) from here in kLinks.
+constexpr int kDeltaBase = 320;
+// Form 'D': a GDN layer's state, 48 value heads of 128 x 128 fp32 ([head][value channel][key channel]),
+// in tiles of 16 value channels (8 KB), 8 a head; its q and k heads (16 of 128 channels each, value
+// head h taking key head h % 16) and v (48 x 128) at the start of the qkv+z link's rows.
+constexpr int kDeltaHeads = 48, kDeltaKeyHeads = 16, kDeltaTileCols = 16;
+constexpr int kDeltaTilesPerHead = 128 / kDeltaTileCols, kDeltaTiles = kDeltaHeads * kDeltaTilesPerHead;
+constexpr int kDeltaTileFloats = kDeltaTileCols * 128;
 // Where a link's time goes (consume_split with Chain::stamps): the GPU clock when thread 32 has seen
 // the link before counted done (its wait and the barrier after it), has staged its x, when the
 // block's tiles are done (the link's end's first barrier), its rows stored (the second), and after
@@ -108,12 +118,17 @@ struct Link {
     int k, n;
     // sqrt(1.5 / k): a row of k ternary weights, 2 / 3 of them nonzero, grows x's rms by sqrt(2 k / 3).
     float rk;
+    // Form 'D': a GDN layer's recurrent step instead of a matmul (k 0, n 6,144: o): its state, and each
+    // value head's decay exp(g) and beta ([head][2]; the alpha and beta matmuls not modelled).
+    float* state;
+    const float* gb;
 };
 
 __constant__ Link kLinks[kMaxLinks];
 
 struct Chain {
     int first, links;  // links [first, first + links) of kLinks
+    int base;          // the chain's first link in kLinks (0, or kDeltaBase for form 'D')
     const __half* x0;  // link 0's x [k0]
     unsigned* done;    // [kMaxLinks]: blocks finished with link l of kLinks, zero before a launch
     unsigned* amax;    // [kMaxLinks] after done: link l's x's absmax (float bits) from link l - 1's blocks
@@ -592,6 +607,22 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
     };
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
+        if (L.state != nullptr) {
+            // Form 'D': the block's share of the layer's state tiles, one a slot, then the end.
+            const int t0 = share_begin(kDeltaTiles, b, blocks), t1 = share_begin(kDeltaTiles, b + 1, blocks);
+            for (int t = t0; t < t1; ++t) {
+                const int slot = next_slot();
+                tile_of[slot] = t;
+                mbarrier_arrive_expect_tx(&full[slot], kDeltaTileFloats * 4);
+                bulk_copy_async(ring + slot * kMmaSlotBytes,
+                                L.state + static_cast<size_t>(t) * kDeltaTileFloats, kDeltaTileFloats * 4,
+                                &full[slot]);
+            }
+            const int slot = next_slot();
+            tile_of[slot] = -1;
+            mbarrier_arrive(&full[slot]);
+            continue;
+        }
         // Halved, a tile is an 8-row group's two halves of K, each chunk's units from both.
         const bool hv = halved(c, L);
         const int kt = hv ? L.k / 2 : L.k;
@@ -646,6 +677,108 @@ __device__ __forceinline__ void link_stamp(const Chain& c, int l, LinkStamp at) 
         c.stamps[(static_cast<size_t>(l) * gridDim.x + blockIdx.x) * kStamps + at] = globaltimer_ns();
 }
 
+// Form 'D''s recurrent step of a GDN layer at one token, by the block's static share of its state tiles
+// (16 value channels of a head each, streamed by the producer like weights): per value channel c of
+// head h, with q and k L2-normed (q also by 1 / sqrt(128)), S its column of the state,
+//   S = exp(g) S;  u = beta (v_c - k . S);  S = S + k u;  o_c = q . S
+// (MODEL.md), S stored back and o_c as row 128 h + c of the link's y. A warp takes two channels of each
+// tile (lane i: key channels 4 i .. + 3), reading q, k and v of the link before (qkv+z) after its wait;
+// the conv1d and SiLU before them, the alpha and beta matmuls, and the gated RMS norm after are not
+// modelled.
+__device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_t* ring, uint64_t* full,
+                              uint64_t* empty, const int* tile_of, int& slot, uint32_t& phase) {
+    const int lane = static_cast<int>(threadIdx.x) & 31, cw = (static_cast<int>(threadIdx.x) >> 5) - 1;
+    const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+    const __half* qkv = kLinks[l - 1].y;
+    const int t0 = share_begin(kDeltaTiles, b, blocks), t1 = share_begin(kDeltaTiles, b + 1, blocks);
+    const int h0 = t0 / kDeltaTilesPerHead;  // the share's first head; it spans two at most
+    // q and k of heads h0 and h0 + 1's key heads, each lane its four channels.
+    float q[2][4], k[2][4];
+#pragma unroll
+    for (int hs = 0; hs < 2; ++hs) {
+        const int kh = min(h0 + hs, kDeltaHeads - 1) % kDeltaKeyHeads;
+        const uint2 qw = __ldcg(reinterpret_cast<const uint2*>(qkv + 128 * kh + 4 * lane));
+        const uint2 kw = __ldcg(reinterpret_cast<const uint2*>(qkv + 128 * (kDeltaKeyHeads + kh) + 4 * lane));
+        const __half* qh = reinterpret_cast<const __half*>(&qw);
+        const __half* khv = reinterpret_cast<const __half*>(&kw);
+        float nq = 0.0f, nk = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            q[hs][i] = __half2float(qh[i]);
+            k[hs][i] = __half2float(khv[i]);
+            nq += q[hs][i] * q[hs][i];
+            nk += k[hs][i] * k[hs][i];
+        }
+        const float sq = rsqrtf(warp_sum_f(nq) + 1e-6f) * 0.08838834764831845f,
+                    sk = rsqrtf(warp_sum_f(nk) + 1e-6f);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            q[hs][i] *= sq;
+            k[hs][i] *= sk;
+        }
+    }
+    // v of the warp's channels: lane 2 i + j holds tile t0 + i's channel 2 cw + j.
+    float v = 0.0f;
+    if (lane < 2 * (t1 - t0)) {
+        const int t = t0 + lane / 2;
+        v = __half2float(qkv[2 * 128 * kDeltaKeyHeads + 128 * (t / kDeltaTilesPerHead) +
+                             kDeltaTileCols * (t % kDeltaTilesPerHead) + 2 * cw + (lane & 1)]);
+    }
+    link_stamp(c, l, kStaged);
+    auto advance = [&] {
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive(&empty[slot]);
+        if (++slot == c.slots) {
+            slot = 0;
+            phase ^= 1;
+        }
+    };
+    for (int i = 0;; ++i) {
+        mbarrier_wait(&full[slot], phase);
+        const int t = tile_of[slot];
+        if (t < 0) break;
+        const int h = t / kDeltaTilesPerHead, col = kDeltaTileCols * (t % kDeltaTilesPerHead) + 2 * cw;
+        const float4* tile = reinterpret_cast<const float4*>(ring + slot * kMmaSlotBytes);
+        float4 st[2] = {tile[(2 * cw) * 32 + lane], tile[(2 * cw + 1) * 32 + lane]};
+        advance();  // the columns are in registers: the slot is free
+        const float decay = __ldg(&L.gb[2 * h]), beta = __ldg(&L.gb[2 * h + 1]);
+        const bool second = h != h0;
+        float kv[4], qv[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            kv[e] = second ? k[1][e] : k[0][e];
+            qv[e] = second ? q[1][e] : q[0][e];
+        }
+        float ks[2];
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            st[j].x *= decay, st[j].y *= decay, st[j].z *= decay, st[j].w *= decay;
+            ks[j] = kv[0] * st[j].x + kv[1] * st[j].y + kv[2] * st[j].z + kv[3] * st[j].w;
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            ks[0] += __shfl_xor_sync(0xffffffffu, ks[0], o);
+            ks[1] += __shfl_xor_sync(0xffffffffu, ks[1], o);
+        }
+        float os[2];
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const float u = beta * (__shfl_sync(0xffffffffu, v, 2 * i + j) - ks[j]);
+            st[j].x += kv[0] * u, st[j].y += kv[1] * u, st[j].z += kv[2] * u, st[j].w += kv[3] * u;
+            os[j] = qv[0] * st[j].x + qv[1] * st[j].y + qv[2] * st[j].z + qv[3] * st[j].w;
+            reinterpret_cast<float4*>(L.state + static_cast<size_t>(t) *
+                                                    kDeltaTileFloats)[(2 * cw + j) * 32 + lane] = st[j];
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            os[0] += __shfl_xor_sync(0xffffffffu, os[0], o);
+            os[1] += __shfl_xor_sync(0xffffffffu, os[1], o);
+        }
+        if (lane < 2) L.y[128 * h + col + lane] = __float2half_rn(lane ? os[1] : os[0]);
+    }
+    advance();  // the end's slot
+}
+
 // The split tiles in fragment order with nothing block-wide inside a link: each warp stages just
 // the x of its own units (the link's absmax known beforehand: link l - 1's blocks left it in
 // Chain::amax), adds its part of x's sum and of each tile's rows into shared ints, and the block
@@ -668,12 +801,24 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         const TileChunks tc(kt, c.unrolled);
         if (l > c.first && c.wait) wait_for_link(c, l - 1);
         link_stamp(c, l, kSeen);
+        if (L.state != nullptr) {
+            consume_delta(c, L, l, ring, full, empty, tile_of, slot, phase);
+            consumers_sync();
+            link_stamp(c, l, kTiles);
+            if (threadIdx.x == 32) {
+                link_stamp(c, l, kStored);
+                count_link_done(c, l);
+                link_stamp(c, l, kReleased);
+            }
+            continue;
+        }
         // x: the warp's units of every chunk, lane 4 i + s taking field s of word 8 u + i (inputs
         // 16 (8 u + i) + 4 j + s), quantised by the link's absmax, laid out paired (stage_x).
         // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
-        const float m = l == 0 ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
+        const float m = l == c.base ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
         const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
-        const unsigned short* src = reinterpret_cast<const unsigned short*>(l == 0 ? c.x0 : kLinks[l - 1].y);
+        const unsigned short* src =
+            reinterpret_cast<const unsigned short*>(l == c.base ? c.x0 : kLinks[l - 1].y);
         int sx = 0;
         // Form 'R': each chunk's blocks that the warp's units touch, rotated; each block's scale and the
         // warp's units' split between them in rmeta (kRotChunks a warp, three words a chunk), the codes'
@@ -868,7 +1013,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // the norm's 1 / rms (eps 1e-6).
         const float yr =
             L.rk / 32.0f *
-            (normed ? rsqrtf((l == 0 ? c.x0_sumsq : __ldcg(&c.sumsq[l])) / kNormWidth + 1e-6f) : 1.0f);
+            (normed ? rsqrtf((l == c.base ? c.x0_sumsq : __ldcg(&c.sumsq[l])) / kNormWidth + 1e-6f) : 1.0f);
         float ss = 0.0f;  // form 'N': the squares of the residual's rows this block adds into
         for (int i = static_cast<int>(threadIdx.x) - 32; i < stored; i += 32 * kConsumerWarps) {
             const __half y = __float2half_rn(c.rotate ? __int_as_float(sums[i]) * yr
@@ -987,7 +1132,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
         if (l > c.first && c.wait) wait_for_link(c, l - 1);
         int sum_x = 0;
         const float scale =
-            c.stage ? stage_x(l == 0 ? c.x0 : kLinks[l - 1].y, L.k, xs, c.paired, &sum_x, red_f, red_i)
+            c.stage ? stage_x(l == c.base ? c.x0 : kLinks[l - 1].y, L.k, xs, c.paired, &sum_x, red_f, red_i)
                     : 0.0f;
         const float ys = scale * L.rk;
         if (c.mma) {
@@ -1204,6 +1349,39 @@ std::vector<double> cpu_link_rotated(const std::vector<uint32_t>& w, std::vector
     return y;
 }
 
+// Form 'D''s oracle for a recurrent step, in doubles: o from the qkv+z link's rows (fp16, as the GPU
+// left them), the state before the step ([head][value channel][key channel]) and each head's decay and
+// beta, as consume_delta.
+std::vector<double> cpu_delta(const std::vector<__half>& qkv, const std::vector<float>& state,
+                              const std::vector<float>& gb) {
+    std::vector<double> o(kDeltaHeads * 128);
+    for (int h = 0; h < kDeltaHeads; ++h) {
+        const int kh = h % kDeltaKeyHeads;
+        double q[128], k[128], nq = 0, nk = 0;
+        for (int i = 0; i < 128; ++i) {
+            q[i] = __half2float(qkv[128 * kh + i]);
+            k[i] = __half2float(qkv[128 * (kDeltaKeyHeads + kh) + i]);
+            nq += q[i] * q[i];
+            nk += k[i] * k[i];
+        }
+        for (int i = 0; i < 128; ++i) {
+            q[i] /= std::sqrt(nq + 1e-6) * std::sqrt(128.0);
+            k[i] /= std::sqrt(nk + 1e-6);
+        }
+        for (int c = 0; c < 128; ++c) {
+            double st[128], ks = 0, oc = 0;
+            for (int i = 0; i < 128; ++i) {
+                st[i] = gb[2 * h] * static_cast<double>(state[(static_cast<size_t>(h) * 128 + c) * 128 + i]);
+                ks += k[i] * st[i];
+            }
+            const double u = gb[2 * h + 1] * (__half2float(qkv[2 * 128 * kDeltaKeyHeads + 128 * h + c]) - ks);
+            for (int i = 0; i < 128; ++i) oc += q[i] * (st[i] + k[i] * u);
+            o[128 * h + c] = oc;
+        }
+    }
+    return o;
+}
+
 // The rows' form of a check's `parts` (main's launch), as its JSON names it.
 const char* row_form(char parts) {
     switch (parts) {
@@ -1240,6 +1418,9 @@ const char* row_form(char parts) {
         case 'N':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
                    "residual";
+        case 'D':
+            return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
+                   "residual, GDN recurrent steps";
         default:
             return "plain";
     }
@@ -1425,6 +1606,52 @@ int main() {
         yo += n;
     }
     CHECK(cudaMemcpyToSymbol(kLinks, links.data(), links.size() * sizeof(Link)));
+    // Form 'D''s chain: the same matmuls (their weights and outputs), each GDN layer's recurrent step
+    // after its qkv+z link; the states random (|S| ~ 11 rms, so o keeps x's size), each head's decay in
+    // [0.9, 1) and beta in [0.3, 0.8).
+    constexpr int kGdnLayers = 48;
+    const size_t state_floats = static_cast<size_t>(kDeltaHeads) * 128 * 128;
+    std::vector<Link> dlinks;
+    float *dstate, *dstate0, *dgb;
+    __half* dy;
+    CHECK(cudaMalloc(&dstate, kGdnLayers * state_floats * sizeof(float)));
+    CHECK(cudaMalloc(&dstate0, kGdnLayers * state_floats * sizeof(float)));
+    CHECK(cudaMalloc(&dgb, kGdnLayers * 2 * kDeltaHeads * sizeof(float)));
+    CHECK(cudaMalloc(&dy, kGdnLayers * 128 * kDeltaHeads * sizeof(__half)));
+    std::vector<float> hstate(state_floats), hgb(2 * kDeltaHeads);  // layer 0's, for the check
+    {
+        std::vector<float> all_state(kGdnLayers * state_floats), all_gb(kGdnLayers * 2 * kDeltaHeads);
+        uint32_t r = 99;
+        for (float& v : all_state) {
+            r = r * 1664525u + 1013904223u;
+            v = (static_cast<float>(r >> 8) / 16777216.0f - 0.5f) * 38.0f;
+        }
+        for (size_t i = 0; i < all_gb.size(); ++i) {
+            r = r * 1664525u + 1013904223u;
+            const float f = static_cast<float>(r >> 8) / 16777216.0f;
+            all_gb[i] = i % 2 ? 0.3f + 0.5f * f : 0.9f + 0.1f * f;
+        }
+        std::copy(all_state.begin(), all_state.begin() + state_floats, hstate.begin());
+        std::copy(all_gb.begin(), all_gb.begin() + 2 * kDeltaHeads, hgb.begin());
+        CHECK(
+            cudaMemcpy(dstate0, all_state.data(), all_state.size() * sizeof(float), cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(dgb, all_gb.data(), all_gb.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    for (int l = 0, gdn = 0; l < c.links; ++l) {
+        dlinks.push_back(links[l]);
+        if (l + 1 < c.links && l % 4 == 0 && (l / 4 + 1) % 4 != 0) {
+            Link d{};
+            d.y = dy + static_cast<size_t>(gdn) * 128 * kDeltaHeads;
+            d.n = 128 * kDeltaHeads;
+            d.rk = 1.0f;
+            d.state = dstate + gdn * state_floats;
+            d.gb = dgb + gdn * 2 * kDeltaHeads;
+            dlinks.push_back(d);
+            ++gdn;
+        }
+    }
+    CHECK(cudaMemcpyToSymbol(kLinks, dlinks.data(), dlinks.size() * sizeof(Link), kDeltaBase * sizeof(Link)));
+    const size_t state_bytes = 2 * kGdnLayers * state_floats * sizeof(float);  // read and written a step
     fill_codes<<<4 * prop.multiProcessorCount, 256>>>(reinterpret_cast<uint32_t*>(w), weight_bytes / 4,
                                                       12345u);
     CHECK(cudaGetLastError());
@@ -1472,9 +1699,13 @@ int main() {
     const int all = c.links;
     // The links' counts, absmaxes, run-time tiles and sums of squares zeroed, and the residual stream
     // back at link 0's x, as every chain's first launch needs them.
-    auto reset_counts = [&] {
+    // Form 'D' (`states`): the GDN states back as well.
+    auto reset_counts = [&](bool states = false) {
         CHECK(cudaMemsetAsync(c.done, 0, 4 * kMaxLinks * sizeof(unsigned)));
         CHECK(cudaMemcpyAsync(c.resid, resid0, kNormWidth * sizeof(float), cudaMemcpyDeviceToDevice));
+        if (states)
+            CHECK(cudaMemcpyAsync(dstate, dstate0, kGdnLayers * state_floats * sizeof(float),
+                                  cudaMemcpyDeviceToDevice));
     };
     // `parts`: 'f' the full link (x staged, rows summed), 's' x staged only, 'r' the ring only; 'i'
     // the full link with row_dot_ilp; 'm' the full link in tiles on the tensor cores, 'M' their ring
@@ -1484,28 +1715,29 @@ int main() {
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRN"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRND"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhgRN");
+        c.rows = one_of(parts, "fimktqpxyudawhgRND");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhgRN");
-        c.local = one_of(parts, "xyudawhgRN");
-        c.by_field = one_of(parts, "yudawhgRN");
-        c.unrolled = one_of(parts, "udawhgRN");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRN") ? 100 : 0;
-        c.rotate = one_of(parts, "RN");
-        c.norms = parts == 'N';
+        c.tiled = one_of(parts, "tTqpxyudawhgRND");
+        c.local = one_of(parts, "xyudawhgRND");
+        c.by_field = one_of(parts, "yudawhgRND");
+        c.unrolled = one_of(parts, "udawhgRND");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRND") ? 100 : 0;
+        c.rotate = one_of(parts, "RND");
+        c.norms = one_of(parts, "ND");
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
         c.paired = one_of(parts, "qp");
         c.deferred = parts == 'p';
-        c.first = first;
-        c.links = count < 0 ? all : count;
+        c.base = parts == 'D' ? kDeltaBase : 0;
+        c.first = c.base + first;
+        c.links = count >= 0 ? count : parts == 'D' ? static_cast<int>(dlinks.size()) : all;
         void* args[] = {&c};
         CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(chain_kernel), dim3(blocks), dim3(kThreads),
                                           args, smem, 0));
@@ -1538,18 +1770,40 @@ int main() {
         {2, 'y'},         {kMmaSlots, 'u'}, {2, 'u'},         {kMmaSlots, 'd'}, {2, 'd'},
         {kMmaSlots, 'a'}, {2, 'a'},         {kMmaSlots, 'w'}, {2, 'w'},         {kMmaSlots, 'h'},
         {2, 'h'},         {kMmaSlots, 'g'}, {2, 'g'},         {kMmaSlots, 'R'}, {2, 'R'},
-        {kMmaSlots, 'N'}, {2, 'N'},
+        {kMmaSlots, 'N'}, {2, 'N'},         {kMmaSlots, 'D'}, {2, 'D'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
-        reset_counts();
+        reset_counts(parts == 'D');
         launch(slots, true, 0, -1, parts);
         CHECK(cudaDeviceSynchronize());
-        std::vector<__half> src = hx;
-        std::vector<float> resid = hr;  // form 'N': the residual stream as the GPU's links leave it
+        std::vector<__half> src = hx, prev;  // the next link's x; the last link's rows (form 'D')
+        std::vector<float> resid = hr;       // form 'N': the residual stream as the GPU's links leave it
+        const std::vector<Link>& chain = parts == 'D' ? dlinks : links;
         int bad = 0;
         for (int l = 0; l < checked && !bad; ++l) {
-            const Link& L = links[l];
+            const Link& L = chain[l];
+            if (L.state != nullptr) {
+                // A recurrent step against its oracle: fp32 on the GPU, fp16 out (~3e-4).
+                std::vector<__half> got(L.n);
+                CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
+                const std::vector<double> want = cpu_delta(prev, hstate, hgb);
+                double e2 = 0, r2 = 0;
+                for (int r = 0; r < L.n; ++r) {
+                    const double e = __half2float(got[r]) - want[r];
+                    e2 += e * e;
+                    r2 += want[r] * want[r];
+                }
+                const double rel = std::sqrt(e2 / r2);
+                bad += rel > 2e-3;
+                std::printf(
+                    "{\"check\": \"link %d\", \"slots\": %d, \"rows\": \"%s\", \"recurrent\": true, "
+                    "\"n\": %d, \"rel_rms\": %.6f, \"y0\": %g, \"want0\": %g}\n",
+                    l, slots, row_form(parts), L.n, rel, __half2float(got[0]), want[0]);
+                src.assign(got.begin(), got.begin() + chain[l + 1].k);
+                prev = got;
+                continue;
+            }
             std::vector<uint32_t> hw(static_cast<size_t>(L.n) * L.k / 16);
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
@@ -1587,7 +1841,8 @@ int main() {
                     "{\"check\": \"link %d\", \"slots\": %d, \"rows\": \"%s\", \"k\": %d, \"n\": %d, "
                     "\"off_rows\": %d, \"rel_rms\": %.5f, \"max_err_over_rms\": %.4f, \"y0\": %g}\n",
                     l, slots, row_form(parts), L.k, L.n, bad, rel, emax / rms, __half2float(got[0]));
-                src.assign(got.begin(), got.begin() + links[l + 1].k);
+                src.assign(got.begin(), got.begin() + chain[l + 1].k);
+                prev = got;
                 continue;
             }
             const std::vector<__half> want = cpu_link(hw, src, L.k, L.n, L.rk);
@@ -1601,7 +1856,8 @@ int main() {
                 "{\"check\": \"link %d\", \"slots\": %d, \"rows\": \"%s\", \"k\": %d, \"n\": %d, "
                 "\"mismatches\": %d, \"y0\": %g}\n",
                 l, slots, row_form(parts), L.k, L.n, bad, __half2float(got[0]));
-            src.assign(got.begin(), got.begin() + links[l + 1].k);
+            src.assign(got.begin(), got.begin() + chain[l + 1].k);
+            prev = got;
         }
         wrong += bad > 0;
     }
@@ -1609,13 +1865,15 @@ int main() {
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    const double bound_us = weight_bytes / (copy * 1e9) * 1e6;
     // Runs `chain` six times (the counters zeroed before each, outside the timing) and prints its
-    // median and best time, the first run left out.
-    auto time_chain = [&](const char* form, int slots, auto&& chain) {
+    // median and best time, the first run left out. Form 'D' (`states`): its GDN states reset as well,
+    // and their bytes (read and written) in its bound.
+    auto time_chain = [&](const char* form, int slots, auto&& chain, bool states = false) {
+        const size_t bytes = weight_bytes + (states ? state_bytes : 0);
+        const double bound_us = bytes / (copy * 1e9) * 1e6;
         std::vector<float> ms;
         for (int i = 0; i < 6; ++i) {
-            reset_counts();
+            reset_counts(states);
             CHECK(cudaEventRecord(e0));
             chain();
             CHECK(cudaEventRecord(e1));
@@ -1627,16 +1885,17 @@ int main() {
         std::sort(ms.begin(), ms.end());
         const double us = ms[ms.size() / 2] * 1e3;
         std::printf(
-            "{\"links\": %d, \"form\": \"%s\", \"slots\": %d, \"weight_bytes\": %zu, \"us\": %.1f, "
+            "{\"links\": %d, \"form\": \"%s\", \"slots\": %d, \"bytes\": %zu, \"us\": %.1f, "
             "\"best_us\": %.1f, \"bound_us\": %.1f, \"fraction\": %.4f}\n",
-            all, form, slots, weight_bytes, us, ms[0] * 1e3, bound_us, bound_us / us);
+            states ? static_cast<int>(dlinks.size()) : all, form, slots, bytes, us, ms[0] * 1e3, bound_us,
+            bound_us / us);
     };
     // A form with the waits and then without them ("..., no waits"), at each ring depth given.
     auto time_form = [&](const std::string& form, char parts, std::initializer_list<int> depths) {
         for (bool wait : {true, false})
             for (int slots : depths)
                 time_chain((wait ? form : form + ", no waits").c_str(), slots,
-                           [&] { launch(slots, wait, 0, -1, parts); });
+                           [&] { launch(slots, wait, 0, -1, parts); }, parts == 'D');
     };
     if (wanted('f')) time_form("one kernel", 'f', {kMaxSlots, 6, 4, 2});
     // The ring alone: the consumers free each slot as it lands, no x and no sums (what the producer's
@@ -1681,6 +1940,8 @@ int main() {
     if (wanted('R')) time_form(row_form('R'), 'R', {kMmaSlots, 4});
     // And with the residual stream and its RMS norms (the sum of squares from the rows' writers).
     if (wanted('N')) time_form(row_form('N'), 'N', {kMmaSlots, 4});
+    // And with each GDN layer's recurrent step as a link of its own, its state streamed like weights.
+    if (wanted('D')) time_form(row_form('D'), 'D', {kMmaSlots, 4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
     // wait's (without the waits it keeps one, so only with them).
     if (wanted('w'))
