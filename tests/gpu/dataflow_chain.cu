@@ -1808,11 +1808,11 @@ int main() {
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
             CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
-            if (parts == 'R' || parts == 'N') {
+            if (one_of(parts, "RND")) {
                 // Against x rotated exactly: the rows' error relative to their rms (int8 x by a block's
                 // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong. Form 'N':
                 // the links of 5,120 inputs take the residual normed, those of 5,120 rows add into it.
-                const bool normed = parts == 'N' && L.k == kNormWidth;
+                const bool normed = one_of(parts, "ND") && L.k == kNormWidth;
                 std::vector<double> x(L.k);
                 double ss = 0;
                 for (int i = 0; i < L.k; ++i) {
@@ -1823,7 +1823,7 @@ int main() {
                 std::vector<double> want = cpu_link_rotated(hw, x, L.k, L.n, L.rk);
                 if (normed)
                     for (double& v : want) v /= std::sqrt(ss / kNormWidth + 1e-6);
-                if (parts == 'N' && L.n == kNormWidth)
+                if (one_of(parts, "ND") && L.n == kNormWidth)
                     for (int i = 0; i < L.n; ++i) resid[i] += __half2float(got[i]);
                 double e2 = 0, r2 = 0, emax = 0;
                 for (int r = 0; r < L.n; ++r) {
