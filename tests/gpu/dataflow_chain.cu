@@ -166,6 +166,7 @@ struct Chain {
     // rows before), by each warp for the blocks its units touch (stage_rotated), with no barrier;
     // quantised by each block's absmax, the warp's sums kept a block apart and met in floats.
     bool rotate;
+    bool skip_transform;  // form 'S': 'R' without H_1024's arithmetic (wrong results: what the rest costs)
     // With rotate (form 'N'): the model's residual stream and RMS norms around the rotation. The links of
     // 5,120 rows (the attention or GDN output, down) add their rows into resid and its new squares into
     // sumsq[l + 1]; the links of 5,120 inputs (q+k+v or qkv+z, gate+up, the head) take x = resid * gamma
@@ -476,7 +477,7 @@ __device__ __forceinline__ uint32_t low_bytes(uint32_t a, uint32_t b, uint32_t c
 // positions [pa0, pa1) of ba and [0, pb1) of bb (the codes' offset: code = weight + 1).
 __device__ void stage_rotated(const __half* src, const float* resid, const __half* gamma, int ba, int bb,
                               int pa0, int pa1, int pb1, uint32_t* xw, int lane, float& sa, float& sb,
-                              int& oa, int& ob) {
+                              int& oa, int& ob, bool transform) {
     const int g = lane >> 2, t = lane & 3;
     auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
     auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
@@ -503,7 +504,7 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
     }
     // H_8 over the group: pairs m, m | d in registers.
 #pragma unroll
-    for (int d = 1; d < 8; d <<= 1) {
+    for (int d = 1; d < 8 && transform; d <<= 1) {
 #pragma unroll
         for (int m = 0; m < 8; ++m) {
             if (m & d) continue;
@@ -518,7 +519,7 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
     // H_8 over the unit: lanes 4 d apart; the lower keeps its value plus the partner's, the upper the
     // partner's less its own.
 #pragma unroll
-    for (int d = 4; d <= 16; d <<= 1) {
+    for (int d = 4; d <= 16 && transform; d <<= 1) {
         const __half2 sign = __float2half2_rn((lane & d) ? -1.0f : 1.0f);
 #pragma unroll
         for (int m = 0; m < 8; ++m)
@@ -534,9 +535,16 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
         bh[nt][0] = h16_pair(4 * t, o);
         bh[nt][1] = h16_pair(4 * t + 2, o);
     }
-    // Group m's H_16 into z: rows g's channels 4 t .. + 3 in z[0..3], rows g + 8's in z[4..7]. Made twice,
-    // for the absmax and then for q (16 mmas more rather than 64 sums held across the shuffles).
+    // Group m's H_16 into z: rows g's channels 4 t .. + 3 in z[0..3], rows g + 8's in z[4..7]. Without
+    // `transform` (form 'S', wrong results: what the rest of the staging costs), x as loaded.
     auto group = [&](int m, float(&z)[8]) {
+        if (!transform) {
+            const float2 a0 = __half22float2(h2(v[m][0])), a1 = __half22float2(h2(v[m][2]));
+            const float2 b0 = __half22float2(h2(v[m][1])), b1 = __half22float2(h2(v[m][3]));
+            z[0] = a0.x, z[1] = a0.y, z[2] = a1.x, z[3] = a1.y, z[4] = b0.x, z[5] = b0.y, z[6] = b1.x,
+            z[7] = b1.y;
+            return;
+        }
         float d[2][4] = {};
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
@@ -544,15 +552,14 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
         z[0] = d[0][0], z[1] = d[0][1], z[2] = d[1][0], z[3] = d[1][1];
         z[4] = d[0][2], z[5] = d[0][3], z[6] = d[1][2], z[7] = d[1][3];
     };
-    float ma = 0.0f, mb = 0.0f;
+    float ma = 0.0f, mb = 0.0f, z[8][8];
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        float z[8];
-        group(m, z);
+        group(m, z[m]);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            ma = fmaxf(ma, fabsf(z[i]));
-            mb = fmaxf(mb, fabsf(z[4 + i]));
+            ma = fmaxf(ma, fabsf(z[m][i]));
+            mb = fmaxf(mb, fabsf(z[m][4 + i]));
         }
     }
 #pragma unroll
@@ -567,11 +574,9 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
     int qa = 0, qb = 0;
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        float z[8];
-        group(m, z);
         auto q = [&](float x, float inv) { return __float_as_uint(fmaf(x, inv, kRound)); };
-        wa[m] = low_bytes(q(z[0], ia), q(z[1], ia), q(z[2], ia), q(z[3], ia));
-        wb[m] = low_bytes(q(z[4], ib), q(z[5], ib), q(z[6], ib), q(z[7], ib));
+        wa[m] = low_bytes(q(z[m][0], ia), q(z[m][1], ia), q(z[m][2], ia), q(z[m][3], ia));
+        wb[m] = low_bytes(q(z[m][4], ib), q(z[m][5], ib), q(z[m][6], ib), q(z[m][7], ib));
         qa = __dp4a(static_cast<int>(wa[m]), 0x01010101, qa);
         qb = __dp4a(static_cast<int>(wb[m]), 0x01010101, qb);
     }
@@ -834,7 +839,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             int oa, ob;
             stage_rotated(reinterpret_cast<const __half*>(src), normed ? c.resid : nullptr, c.gamma, ba, bb,
                           u0 - 8 * ba, min(u1, 8 * ba + 8) - 8 * ba, bb >= 0 ? u1 - 8 * bb : 0, xw, lane, sa,
-                          sb, oa, ob);
+                          sb, oa, ob, !c.skip_transform);
             corr += static_cast<float>(oa) * sa + static_cast<float>(ob) * sb;
             if (lane == 0) {
                 float* mt = rmeta + 3 * (kRotChunks * cw + ch);
@@ -1418,6 +1423,10 @@ const char* row_form(char parts) {
         case 'N':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
                    "residual";
+        case 'S':
+            return "mma split, K by field, unrolled, every tile taken at run time, x as the rotation stages "
+                   "it, "
+                   "no transform";
         case 'D':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
                    "residual, GDN recurrent steps";
@@ -1715,21 +1724,22 @@ int main() {
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRND"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDS"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhgRND");
+        c.rows = one_of(parts, "fimktqpxyudawhgRNDS");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhgRND");
-        c.local = one_of(parts, "xyudawhgRND");
-        c.by_field = one_of(parts, "yudawhgRND");
-        c.unrolled = one_of(parts, "udawhgRND");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRND") ? 100 : 0;
-        c.rotate = one_of(parts, "RND");
+        c.tiled = one_of(parts, "tTqpxyudawhgRNDS");
+        c.local = one_of(parts, "xyudawhgRNDS");
+        c.by_field = one_of(parts, "yudawhgRNDS");
+        c.unrolled = one_of(parts, "udawhgRNDS");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDS") ? 100 : 0;
+        c.rotate = one_of(parts, "RNDS");
+        c.skip_transform = parts == 'S';
         c.norms = one_of(parts, "ND");
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
@@ -1938,6 +1948,9 @@ int main() {
     if (wanted('g')) time_form(row_form('g'), 'g', {kMmaSlots, 4});
     // And with x rotated by H_1024 as the model's inputs are, each warp the blocks its units touch.
     if (wanted('R')) time_form(row_form('R'), 'R', {kMmaSlots, 4});
+    // And the same with the transform's arithmetic left out (wrong results): what the rotation's
+    // staging and sums cost besides it.
+    if (wanted('S')) time_form(row_form('S'), 'S', {4});
     // And with the residual stream and its RMS norms (the sum of squares from the rows' writers).
     if (wanted('N')) time_form(row_form('N'), 'N', {kMmaSlots, 4});
     // And with each GDN layer's recurrent step as a link of its own, its state streamed like weights.
@@ -1954,8 +1967,8 @@ int main() {
     // Stamped at 4 slots, and every tile taken at run time at 2 and 7 as well (does a link's release
     // or staging take longer with more bytes in flight?).
     const std::pair<char, int> stamped[] = {
-        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots},
-        {'w', 4}, {'h', 4}, {'g', 4}, {'R', 4}, {'N', 4},
+        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4},
+        {'h', 4}, {'g', 4}, {'R', 4}, {'S', 4}, {'N', 4},
     };
     for (const auto& form : stamped)
         if (wanted(form.first))
