@@ -35,11 +35,13 @@
 // with each warp releasing its own rows. And (the fifty-fourth pass) with each link's x rotated by H_1024
 // as the model's ternary inputs are, each warp rotating the 1,024-channel blocks its units touch with no
 // barrier (stage_rotated: H_16 on the tensor cores, H_8 in registers and H_8 by shuffles), int8 by each
-// block's absmax, checked within a tolerance of the exact rotation; and with the residual stream and its
+// block's absmax, checked within a tolerance of the exact rotation (and, to split its cost, the same
+// staging and sums without the transform's arithmetic); and with the residual stream and its
 // RMS norms as well (the sum of squares added up by the rows' writers, 1 / rms in the output scale); and
 // with each GDN layer's recurrent step as a link of its own (consume_delta), its state streamed through
 // the ring like weights and checked against a CPU oracle of the delta rule.
-// Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit.
+// Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit
+// (the rotated forms within a tolerance of the exact rotation, the recurrent steps of their fp32).
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -399,11 +401,14 @@ __device__ __forceinline__ void tile_chunk_product(const uint8_t* wa, const uint
 }
 
 // tile_chunk_product of exactly N units, paired x, in fragment order, unrolled: every load first,
-// then the units' mmas on two sets of sums by turns (acc for even units, odd for odd ones), so no
-// mma waits on the one before it for more than every other unit.
-template <int N>
+// then the units' mmas on two sets of sums. By turns (even units into s0, odd ones into s1), so no mma
+// waits on the one before it for more than every other unit; or, Split (form 'R'), the units before
+// `split` into s0 and the rest into s1, since each 1,024-channel block's x has its own scale there (a
+// branch the whole warp takes the same way).
+template <int N, bool Split = false>
 __device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const uint8_t* wb, const int8_t* xs,
-                                                     int lane, int (&acc)[4][4], int (&odd)[4][4]) {
+                                                     int lane, int (&s0)[4][4], int (&s1)[4][4],
+                                                     int split = 0) {
     const uint8_t* xg = reinterpret_cast<const uint8_t*>(xs) + 32 * (lane & 3);
     uint2 a[N], b[N];
     uint4 x0[N], x1[N];
@@ -418,35 +423,10 @@ __device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const ui
     for (int u = 0; u < N; ++u) {
         const uint32_t b0[4] = {x0[u].x, x0[u].z, x1[u].x, x1[u].z},
                        b1[4] = {x0[u].y, x0[u].w, x1[u].y, x1[u].w};
-        unit_product(a[u], b[u], b0, b1, u % 2 ? odd : acc);
-    }
-}
-
-// tile_chunk_product_n for form 'R': units i < na (block ba's) into `a`, the rest (the next block's)
-// into `b`, since each block's x has its own scale (stage_rotated). The split is a branch the whole
-// warp takes the same way.
-template <int N>
-__device__ __forceinline__ void tile_chunk_product_sets(const uint8_t* wa, const uint8_t* wb,
-                                                        const int8_t* xs, int lane, int na, int (&a)[4][4],
-                                                        int (&b)[4][4]) {
-    const uint8_t* xg = reinterpret_cast<const uint8_t*>(xs) + 32 * (lane & 3);
-    uint2 ca[N], cb[N];
-    uint4 x0[N], x1[N];
-#pragma unroll
-    for (int u = 0; u < N; ++u) {
-        ca[u] = *reinterpret_cast<const uint2*>(wa + 256 * u);
-        cb[u] = *reinterpret_cast<const uint2*>(wb + 256 * u);
-        x0[u] = *reinterpret_cast<const uint4*>(xg + 128 * u);
-        x1[u] = *reinterpret_cast<const uint4*>(xg + 128 * u + 16);
-    }
-#pragma unroll
-    for (int u = 0; u < N; ++u) {
-        const uint32_t b0[4] = {x0[u].x, x0[u].z, x1[u].x, x1[u].z},
-                       b1[4] = {x0[u].y, x0[u].w, x1[u].y, x1[u].w};
-        if (u < na)
-            unit_product(ca[u], cb[u], b0, b1, a);
+        if (Split ? u < split : u % 2 == 0)
+            unit_product(a[u], b[u], b0, b1, s0);
         else
-            unit_product(ca[u], cb[u], b0, b1, b);
+            unit_product(a[u], b[u], b0, b1, s1);
     }
 }
 
@@ -935,9 +915,9 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 const int na = __float_as_int(mt[2]);
                 int sa[4][4] = {}, sb[4][4] = {};
                 if (u1 - u0 == 5)
-                    tile_chunk_product_sets<5>(wa, wa + 256 * tc.units, xu, lane, na, sa, sb);
+                    tile_chunk_product_n<5, true>(wa, wa + 256 * tc.units, xu, lane, sa, sb, na);
                 else if (u1 - u0 == 6)
-                    tile_chunk_product_sets<6>(wa, wa + 256 * tc.units, xu, lane, na, sa, sb);
+                    tile_chunk_product_n<6, true>(wa, wa + 256 * tc.units, xu, lane, sa, sb, na);
                 else
                     __trap();  // every link of the probe gives a warp 5 or 6 units of a chunk
                 fg += static_cast<float>(sum64(sa, 0)) * mt[0] + static_cast<float>(sum64(sb, 0)) * mt[1];
