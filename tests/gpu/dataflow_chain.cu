@@ -1280,6 +1280,19 @@ __global__ void tile_codes(const uint8_t* w, uint8_t* wt, int k, int n) {
     }
 }
 
+// Row r's sum over its k codes of (code - bias) times x (the packed layout of Link::w), in T.
+template <typename T, typename X>
+T codes_dot(const std::vector<uint32_t>& w, int r, int k, const X* x, int bias) {
+    T dot = 0;
+    for (int v = 0; v < k / 16; ++v) {
+        const uint32_t word = w[static_cast<size_t>(r) * (k / 16) + v];
+        for (int j = 0; j < 4; ++j)
+            for (int s = 0; s < 4; ++s)
+                dot += (static_cast<int>((word >> (8 * j + 2 * s)) & 3u) - bias) * x[16 * v + 4 * j + s];
+    }
+    return dot;
+}
+
 // The CPU oracle of one link: the same quantisation, sums and roundings.
 std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<__half>& src, int k, int n,
                              float rk) {
@@ -1294,16 +1307,8 @@ std::vector<__half> cpu_link(const std::vector<uint32_t>& w, const std::vector<_
     }
     std::vector<__half> y(n);
     const float ys = scale * rk;
-    for (int r = 0; r < n; ++r) {
-        int dot = 0;
-        for (int v = 0; v < k / 16; ++v) {
-            const uint32_t word = w[static_cast<size_t>(r) * (k / 16) + v];
-            for (int j = 0; j < 4; ++j)
-                for (int s = 0; s < 4; ++s)
-                    dot += static_cast<int>((word >> (8 * j + 2 * s)) & 3u) * q[16 * v + 4 * j + s];
-        }
-        y[r] = __float2half_rn(static_cast<float>(dot - sum_x) * ys);
-    }
+    for (int r = 0; r < n; ++r)
+        y[r] = __float2half_rn(static_cast<float>(codes_dot<int>(w, r, k, q.data(), 0) - sum_x) * ys);
     return y;
 }
 
@@ -1321,16 +1326,7 @@ std::vector<double> cpu_link_rotated(const std::vector<uint32_t>& w, std::vector
                     x[i + d] = lo - hi;
                 }
     std::vector<double> y(n);
-    for (int r = 0; r < n; ++r) {
-        double dot = 0;
-        for (int v = 0; v < k / 16; ++v) {
-            const uint32_t word = w[static_cast<size_t>(r) * (k / 16) + v];
-            for (int j = 0; j < 4; ++j)
-                for (int s = 0; s < 4; ++s)
-                    dot += (static_cast<int>((word >> (8 * j + 2 * s)) & 3u) - 1) * x[16 * v + 4 * j + s];
-        }
-        y[r] = dot / 32.0 * rk;
-    }
+    for (int r = 0; r < n; ++r) y[r] = codes_dot<double>(w, r, k, x.data(), 1) / 32.0 * rk;
     return y;
 }
 
