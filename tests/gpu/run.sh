@@ -213,8 +213,11 @@ dataflow() {
   # the waits; the ring alone; x staged alone, the rows on independent chains, and the rows in
   # 16-row tiles on the tensor cores, a chunk's sums by one warp or split over all eight, and the
   # split tiles' refinements (fragment order, paired x, deferred sums, warp-local x, K by field,
-  # unrolled, tiles taken at run time), and last where a link's time goes in the unrolled forms
-  # (stamped runs). NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts).
+  # unrolled, tiles taken at run time); then with more of a step in the chain: x rotated by H_1024,
+  # the residual stream and its norms, each GDN layer's recurrent step as a link (checked within a
+  # tolerance of the exact arithmetic); and last where a link's time goes in the unrolled and
+  # rotated forms (stamped runs). NIWA_DATAFLOW_FORMS=<letters> times only those forms
+  # (dataflow_chain.cu's parts).
   probe dataflow_chain sm_90a dataflow-chain.jsonl
 }
 
