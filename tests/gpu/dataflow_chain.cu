@@ -175,9 +175,10 @@ struct Chain {
     // (gamma: the norm's weight with the rotation's signs folded in), 1 / rms in their output scale.
     bool norms;
     float* resid;  // [kNormWidth], fp32; link 0's x before the launch
-    float*
-        sumsq;  // [kMaxLinks]: link l's resid's sum of squares from link l - 1's rows, zero before a launch
-    float x0_sumsq;       // link 0's
+    // [kMaxLinks]: link l's resid's sum of squares from link l - 1's rows, zero before a launch; link 0's
+    // in x0_sumsq.
+    float* sumsq;
+    float x0_sumsq;
     const __half* gamma;  // [kNormWidth]
 };
 
@@ -311,13 +312,8 @@ __device__ __forceinline__ int code_field(uint32_t w, int s) {
     return static_cast<int>((w >> (2 * s)) & 0x03030303u);
 }
 
-__device__ __forceinline__ int warp_sum(int v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-__device__ __forceinline__ float warp_sum_f(float v) {
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
@@ -662,6 +658,17 @@ __device__ __forceinline__ void link_stamp(const Chain& c, int l, LinkStamp at) 
         c.stamps[(static_cast<size_t>(l) * gridDim.x + blockIdx.x) * kStamps + at] = globaltimer_ns();
 }
 
+// A consumer warp done with its ring slot: the slot freed once every lane is past its reads, and the
+// warp on to the next one (the phase flips at each wrap).
+__device__ __forceinline__ void free_slot(uint64_t* empty, int& slot, uint32_t& phase, int slots, int lane) {
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(&empty[slot]);
+    if (++slot == slots) {
+        slot = 0;
+        phase ^= 1;
+    }
+}
+
 // Form 'D''s recurrent step of a GDN layer at one token, by the block's static share of its state tiles
 // (16 value channels of a head each, streamed by the producer like weights): per value channel c of
 // head h, with q and k L2-normed (q also by 1 / sqrt(128)), S its column of the state,
@@ -694,8 +701,8 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
             nq += q[hs][i] * q[hs][i];
             nk += k[hs][i] * k[hs][i];
         }
-        const float sq = rsqrtf(warp_sum_f(nq) + 1e-6f) * 0.08838834764831845f,
-                    sk = rsqrtf(warp_sum_f(nk) + 1e-6f);
+        const float sq = rsqrtf(warp_sum(nq) + 1e-6f) * 0.08838834764831845f,
+                    sk = rsqrtf(warp_sum(nk) + 1e-6f);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             q[hs][i] *= sq;
@@ -710,14 +717,6 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
                              kDeltaTileCols * (t % kDeltaTilesPerHead) + 2 * cw + (lane & 1)]);
     }
     link_stamp(c, l, kStaged);
-    auto advance = [&] {
-        __syncwarp();
-        if (lane == 0) mbarrier_arrive(&empty[slot]);
-        if (++slot == c.slots) {
-            slot = 0;
-            phase ^= 1;
-        }
-    };
     for (int i = 0;; ++i) {
         mbarrier_wait(&full[slot], phase);
         const int t = tile_of[slot];
@@ -725,7 +724,7 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
         const int h = t / kDeltaTilesPerHead, col = kDeltaTileCols * (t % kDeltaTilesPerHead) + 2 * cw;
         const float4* tile = reinterpret_cast<const float4*>(ring + slot * kMmaSlotBytes);
         float4 st[2] = {tile[(2 * cw) * 32 + lane], tile[(2 * cw + 1) * 32 + lane]};
-        advance();  // the columns are in registers: the slot is free
+        free_slot(empty, slot, phase, c.slots, lane);  // the columns are in registers
         const float decay = __ldg(&L.gb[2 * h]), beta = __ldg(&L.gb[2 * h + 1]);
         const bool second = h != h0;
         float kv[4], qv[4];
@@ -734,17 +733,21 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
             kv[e] = second ? k[1][e] : k[0][e];
             qv[e] = second ? q[1][e] : q[0][e];
         }
+        // The warp's sums of both channels' lane parts, their shuffles interleaved.
+        auto warp_sum2 = [](float(&p)[2]) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                p[0] += __shfl_xor_sync(0xffffffffu, p[0], o);
+                p[1] += __shfl_xor_sync(0xffffffffu, p[1], o);
+            }
+        };
         float ks[2];
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             st[j].x *= decay, st[j].y *= decay, st[j].z *= decay, st[j].w *= decay;
             ks[j] = kv[0] * st[j].x + kv[1] * st[j].y + kv[2] * st[j].z + kv[3] * st[j].w;
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            ks[0] += __shfl_xor_sync(0xffffffffu, ks[0], o);
-            ks[1] += __shfl_xor_sync(0xffffffffu, ks[1], o);
-        }
+        warp_sum2(ks);
         float os[2];
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
@@ -754,14 +757,10 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
             reinterpret_cast<float4*>(L.state + static_cast<size_t>(t) *
                                                     kDeltaTileFloats)[(2 * cw + j) * 32 + lane] = st[j];
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            os[0] += __shfl_xor_sync(0xffffffffu, os[0], o);
-            os[1] += __shfl_xor_sync(0xffffffffu, os[1], o);
-        }
+        warp_sum2(os);
         if (lane < 2) L.y[128 * h + col + lane] = __float2half_rn(lane ? os[1] : os[0]);
     }
-    advance();  // the end's slot
+    free_slot(empty, slot, phase, c.slots, lane);  // the end's slot
 }
 
 // The split tiles in fragment order with nothing block-wide inside a link: each warp stages just
@@ -880,14 +879,6 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         __syncwarp();
         link_stamp(c, l, kStaged);
 
-        auto advance = [&] {
-            if (++slot == c.slots) {
-                slot = 0;
-                phase ^= 1;
-            }
-        };
-        // A tile of `rows` rows from row r, its chunks from the current slot on, its rows' sums added
-        // into sums[at ..].
         // A tile's chunks from the current slot on: body(ch, u0, u1, wa, xu) takes the warp's units u0 .. u1
         // - 1 of chunk ch, their codes (rows g) at wa (rows g + 8 a chunk's units on) and x at xu.
         auto tile_chunks = [&](auto&& body) {
@@ -900,9 +891,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 const int8_t* xu =
                     xs + 128 * (ch * tc.units + u0 + (hv && (lane >> 2) == 1 ? half_units : 0));
                 body(ch, u0, u1, wa, xu);
-                __syncwarp();
-                if (lane == 0) mbarrier_arrive(&empty[slot]);
-                advance();
+                free_slot(empty, slot, phase, c.slots, lane);
             }
         };
         // Form 'R''s tile: a block's sums each (the warp's first na units of a chunk are one block's, the
@@ -930,6 +919,8 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 if (g + 8 < rows) atomicAdd(&fs[at + g + 8], fh * (1.0f / 64.0f) - corr);
             }
         };
+        // A tile of `rows` rows from row r, its chunks from the current slot on, its rows' sums added
+        // into sums[at ..].
         auto consume_tile = [&](int r, int rows, int at) {
             if (c.rotate) {
                 consume_tile_rotated(rows, at);
@@ -974,9 +965,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 if (cw == 0 && lane == 0) tile_rows[taken] = r;
                 consume_tile(r, hv ? 8 : 16, (hv ? 8 : 16) * taken);
             }
-            __syncwarp();
-            if (lane == 0) mbarrier_arrive(&empty[slot]);
-            advance();
+            free_slot(empty, slot, phase, c.slots, lane);  // the end's slot
         }
         const int sh = hv ? 3 : 4, stored = c.tail == 0 ? r1 - r0 : taken << sh;
         auto row_of = [&](int i) {
@@ -1015,7 +1004,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         }
         if (adds) {
             // Before the release below (its barrier and fence order every warp's adds before the count).
-            ss = warp_sum_f(ss);
+            ss = warp_sum(ss);
             if (lane == 0) atomicAdd(&c.sumsq[l + 1], ss);
         }
 #pragma unroll
@@ -1400,8 +1389,7 @@ const char* row_form(char parts) {
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
                    "residual";
         case 'S':
-            return "mma split, K by field, unrolled, every tile taken at run time, x as the rotation stages "
-                   "it, "
+            return "mma split, K by field, unrolled, every tile taken at run time, x staged as rotated, "
                    "no transform";
         case 'D':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
@@ -1555,8 +1543,10 @@ int main() {
     // The 27B layout's one-row matmuls in step order (kernels/../MODEL.md: 64 layers, every
     // fourth full attention; q+k+v stacked at one token as since e48e381).
     std::vector<std::pair<int, int>> shapes;  // (k, n)
+    // MODEL.md: layer i is full attention iff (i + 1) % 4 == 0, the others Gated DeltaNet.
+    auto attention_layer = [](int layer) { return (layer + 1) % 4 == 0; };
     for (int layer = 0; layer < 64; ++layer) {
-        const bool attention = (layer + 1) % 4 == 0;
+        const bool attention = attention_layer(layer);
         shapes.push_back({5120, attention ? 14336 : 16384});
         shapes.push_back({6144, 5120});
         shapes.push_back({5120, 34816});
@@ -1624,7 +1614,7 @@ int main() {
     }
     for (int l = 0, gdn = 0; l < c.links; ++l) {
         dlinks.push_back(links[l]);
-        if (l + 1 < c.links && l % 4 == 0 && (l / 4 + 1) % 4 != 0) {
+        if (l + 1 < c.links && l % 4 == 0 && !attention_layer(l / 4)) {
             Link d{};
             d.y = dy + static_cast<size_t>(gdn) * 128 * kDeltaHeads;
             d.n = 128 * kDeltaHeads;
