@@ -92,8 +92,23 @@ constexpr int kDeltaTileFloats = kDeltaTileCols * 128;
 // Where a link's time goes (consume_split with Chain::stamps): the GPU clock when thread 32 has seen
 // the link before counted done (its wait and the barrier after it), has staged its x, when the
 // block's tiles are done (the link's end's first barrier), its rows stored (the second), and after
-// the release that counts it done.
-enum LinkStamp { kSeen, kStaged, kTiles, kStored, kReleased, kStamps };
+// the release that counts it done. And staging's steps by the SM's clock (clock64, as the global one
+// ticks in steps near a microsecond): seen, x's first chunk's loads landed (cycle_stamp's `dep`), or in
+// form 'B' and its kin the warp's blocks rotated and the barrier that meets x's absmax passed (a stamp
+// for their loads spills); staged.
+enum LinkStamp {
+    kSeen,
+    kStaged,
+    kTiles,
+    kStored,
+    kReleased,
+    kCycSeen,
+    kCycLoaded,
+    kCycRotated,
+    kCycMet,
+    kCycStaged,
+    kStamps
+};
 // A block's rows of a link at most: the head's 248,320 / 132 in whole 8s is 1,888; with tiles handed
 // out at run time (Chain::tail) a block takes up to kMaxTiles of 16 rows.
 constexpr int kMaxTiles = 160;
@@ -106,6 +121,10 @@ constexpr int kMostUnits = (kMmaSlotBytes / 16 - 32) / 32;  // 128-input units a
 // Form 'R': a link's chunks at most (K 17,408 in whole-8 chunks of 48 units), a warp's blocks' scales
 // and split kept a chunk in the block's partial sums' memory (3 words each).
 constexpr int kRotChunks = 3;
+// Form 'B': the block's rotated x (fp16, kMaxK channels) at the end of the ring's memory, past the slots
+// it may use.
+constexpr int kCoopScratchAt = kMaxSlots * kSlotBytes - 2 * kMaxK;
+constexpr int kCoopMaxSlots = kCoopScratchAt / kMmaSlotBytes;
 // Form 'N': the residual stream's width, the model's hidden size.
 constexpr int kNormWidth = 5120;
 static_assert(3 * kRotChunks * kConsumerWarps <= 2 * kConsumerWarps * 16, "form R's chunk notes fit");
@@ -169,6 +188,11 @@ struct Chain {
     // quantised by each block's absmax, the warp's sums kept a block apart and met in floats.
     bool rotate;
     bool skip_transform;  // form 'S': 'R' without H_1024's arithmetic (wrong results: what the rest costs)
+    // With rotate (form 'B'): each of x's blocks rotated by one warp (stage_rotated_shared) into the
+    // block's shared copy, the link's absmax over all of them met at a barrier, and each warp's units
+    // quantised from there by that one scale, so the tiles' sums are ints again, as in form 'a'. At most
+    // kCoopMaxSlots slots (the copy is in the ring's memory past them).
+    bool coop;
     // With rotate (form 'N'): the model's residual stream and RMS norms around the rotation. The links of
     // 5,120 rows (the attention or GDN output, down) add their rows into resid and its new squares into
     // sumsq[l + 1]; the links of 5,120 inputs (q+k+v or qkv+z, gate+up, the head) take x = resid * gamma
@@ -249,6 +273,19 @@ __device__ __forceinline__ void count_link_done(const Chain& c, int l) {
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&c.done[l]), "r"(1u) : "memory");
 }
 
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
 // x of link L into xs as int8 words: word 4 v + s holds inputs 16 v + 4 j + s (j = 0..3) as its
 // bytes, the order the weight word v's fields take after a shift by 2 s. Paired, that word is at
 // 8 (v / 2) + 2 s + v % 2 instead: field s of words v and v + 1 (v even) side by side, the B
@@ -271,8 +308,7 @@ __device__ float stage_x(const __half* src, int k, int8_t* xs, bool paired, int*
             }
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    m = warp_max(m);
     if ((t & 31) == 0) red_f[t >> 5] = m;
     consumers_sync();
     m = 0.0f;
@@ -295,8 +331,7 @@ __device__ float stage_x(const __half* src, int k, int8_t* xs, bool paired, int*
             reinterpret_cast<uint32_t*>(xs)[at] = packed;
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    s = warp_sum(s);
     if ((t & 31) == 0) red_i[t >> 5] = s;
     consumers_sync();
     s = 0;
@@ -310,13 +345,6 @@ __device__ float stage_x(const __half* src, int k, int8_t* xs, bool paired, int*
 // are themselves; x's bytes are signed.
 __device__ __forceinline__ int code_field(uint32_t w, int s) {
     return static_cast<int>((w >> (2 * s)) & 0x03030303u);
-}
-
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
 }
 
 // One row's sum(code x) over k inputs (a warp; lane l takes words l, l + 32, ...).
@@ -442,18 +470,17 @@ __device__ __forceinline__ uint32_t low_bytes(uint32_t a, uint32_t b, uint32_t c
     return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
 }
 
-// Form 'R''s staging by one warp, nothing shared with the others: blocks ba and bb (-1: none) of x (1,024
-// fp16 channels each at src + 1,024 b) rotated by H_1024 (unnormalised: the link's output scale takes
-// the 1 / 32) and quantised to int8 by each block's absmax, into xw as consume_split lays x out (word
-// 32 u + 8 t + m of unit u holds channels 16 m + 4 t .. + 3). Rows g of the mmas below are unit g of ba,
+// Blocks ba and bb (-1: none) of x (1,024 fp16 channels each at src + 1,024 b, or with resid the
+// residual's times gamma's) rotated by H_1024 (unnormalised) by one warp, into z: z[m][0..3] unit g of
+// ba's channels 16 m + 4 t .. + 3, z[m][4..7] unit g of bb's. Rows g of the mmas below are unit g of ba,
 // rows g + 8 unit g of bb; H_1024 = H_8 over the unit (lanes' g, shuffles) x H_8 over the 16-channel
 // group m (registers) x H_16 within the group (an fp16 mma a group and n-tile, fp32 sums), as
-// popcount(r & c) splits over the bit fields. Every warp that stages a block computes the same bytes,
-// so two may store them. Out: each block's scale (absmax / 127) and its q-sum over the units at
-// positions [pa0, pa1) of ba and [0, pb1) of bb (the codes' offset: code = weight + 1).
-__device__ void stage_rotated(const __half* src, const float* resid, const __half* gamma, int ba, int bb,
-                              int pa0, int pa1, int pb1, uint32_t* xw, int lane, float& sa, float& sb,
-                              int& oa, int& ob, bool transform) {
+// popcount(r & c) splits over the bit fields. Without `transform` (form 'S', wrong results: what the
+// rest of the staging costs), x as loaded.
+// load_blocks: x's channels as the mmas take them, v[m] row g's channels 4 t, 4 t + 1 | row g + 8's | row
+// g's 4 t + 2, 4 t + 3 | row g + 8's (A's registers); transform_blocks: v rotated, emit(m, z[m]) a group.
+__device__ __forceinline__ void load_blocks(const __half* src, const float* resid, const __half* gamma,
+                                            int ba, int bb, int lane, uint32_t (&v)[8][4]) {
     const int g = lane >> 2, t = lane & 3;
     auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
     auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
@@ -466,9 +493,6 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
         return make_uint2(u32(__floats2half2_rn(r.x * g01.x, r.y * g01.y)),
                           u32(__floats2half2_rn(r.z * g23.x, r.w * g23.y)));
     };
-    // v[m]: row g's channels 4 t, 4 t + 1 | row g + 8's | row g's 4 t + 2, 4 t + 3 | row g + 8's (A's
-    // registers).
-    uint32_t v[8][4];
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
         const uint2 a = load4(1024 * ba + 128 * g + 16 * m + 4 * t);
@@ -478,6 +502,13 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
         v[m][2] = a.y;
         v[m][3] = b.y;
     }
+}
+
+template <typename Emit>
+__device__ __forceinline__ void transform_blocks(uint32_t (&v)[8][4], int lane, bool transform, Emit&& emit) {
+    const int g = lane >> 2, t = lane & 3;
+    auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
+    auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
     // H_8 over the group: pairs m, m | d in registers.
 #pragma unroll
     for (int d = 1; d < 8 && transform; d <<= 1) {
@@ -511,8 +542,7 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
         bh[nt][0] = h16_pair(4 * t, o);
         bh[nt][1] = h16_pair(4 * t + 2, o);
     }
-    // Group m's H_16 into z: rows g's channels 4 t .. + 3 in z[0..3], rows g + 8's in z[4..7]. Without
-    // `transform` (form 'S', wrong results: what the rest of the staging costs), x as loaded.
+    // Group m's H_16 into z: rows g's channels 4 t .. + 3 in z[0..3], rows g + 8's in z[4..7].
     auto group = [&](int m, float(&z)[8]) {
         if (!transform) {
             const float2 a0 = __half22float2(h2(v[m][0])), a1 = __half22float2(h2(v[m][2]));
@@ -528,21 +558,46 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
         z[0] = d[0][0], z[1] = d[0][1], z[2] = d[1][0], z[3] = d[1][1];
         z[4] = d[0][2], z[5] = d[0][3], z[6] = d[1][2], z[7] = d[1][3];
     };
-    float ma = 0.0f, mb = 0.0f, z[8][8];
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        group(m, z[m]);
+        float z[8];
+        group(m, z);
+        emit(m, z);
+    }
+}
+
+__device__ __forceinline__ void rotate_blocks(const __half* src, const float* resid, const __half* gamma,
+                                              int ba, int bb, int lane, bool transform, float (&z)[8][8]) {
+    uint32_t v[8][4];
+    load_blocks(src, resid, gamma, ba, bb, lane, v);
+    transform_blocks(v, lane, transform, [&](int m, const float(&zm)[8]) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) z[m][i] = zm[i];
+    });
+}
+
+// Form 'R''s staging by one warp, nothing shared with the others: blocks ba and bb of x rotated
+// (rotate_blocks; the link's output scale takes H_1024's 1 / 32) and quantised to int8 by each block's
+// absmax, into xw as consume_split lays x out (word 32 u + 8 t + m of unit u holds channels 16 m + 4 t ..
+// + 3). Every warp that stages a block computes the same bytes, so two may store them. Out: each
+// block's scale (absmax / 127) and its q-sum over the units at positions [pa0, pa1) of ba and [0, pb1)
+// of bb (the codes' offset: code = weight + 1).
+__device__ void stage_rotated(const __half* src, const float* resid, const __half* gamma, int ba, int bb,
+                              int pa0, int pa1, int pb1, uint32_t* xw, int lane, float& sa, float& sb,
+                              int& oa, int& ob, bool transform) {
+    const int g = lane >> 2, t = lane & 3;
+    float ma = 0.0f, mb = 0.0f, z[8][8];
+    rotate_blocks(src, resid, gamma, ba, bb, lane, transform, z);
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             ma = fmaxf(ma, fabsf(z[m][i]));
             mb = fmaxf(mb, fabsf(z[m][4 + i]));
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        ma = fmaxf(ma, __shfl_xor_sync(0xffffffffu, ma, o));
-        mb = fmaxf(mb, __shfl_xor_sync(0xffffffffu, mb, o));
-    }
+    ma = warp_max(ma);
+    mb = warp_max(mb);
     // q = rint(z 127 / absmax) in the low byte of fmaf(z, inv, 1.5 * 2^23)'s bits (|q| <= 127).
     const float ia = ma > 0.0f ? 127.0f / ma : 0.0f, ib = mb > 0.0f ? 127.0f / mb : 0.0f;
     constexpr float kRound = 12582912.0f;
@@ -568,6 +623,36 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
     sb = mb / 127.0f;
     oa = warp_sum(g >= pa0 && g < pa1 ? qa : 0);
     ob = warp_sum(g < pb1 ? qb : 0);
+}
+
+// Where form 'B' keeps a rotated x's channel i: as fp16 in the ring's memory past the slots it may use
+// (kCoopScratchAt), channel 16 m + e of unit u at 128 u + 16 (m ^ (u & 7)) + e, so the stores of
+// stage_rotated_shared (a lane's four channels of each of eight units) and the loads of its readers (a
+// unit's 128 channels by a warp) meet every bank once a quarter-warp.
+__device__ __forceinline__ int coop_at(int u, int m) {
+    return 128 * u + 16 * (m ^ (u & 7));
+}
+
+// Form 'B''s staging by one warp of the blocks it owns: blocks ba and bb of x, loaded (load_blocks) into
+// v, rotated and normalised (the 1 / 32), to the block's shared copy of x (coop_at). Returns the
+// largest |z| of both blocks over the warp.
+__device__ __forceinline__ float stage_rotated_shared(uint32_t (&v)[8][4], int ba, int bb, __half* xz,
+                                                      int lane, bool transform) {
+    const int g = lane >> 2, t = lane & 3;
+    float mz = 0.0f;
+    auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
+    transform_blocks(v, lane, transform, [&](int m, const float(&z)[8]) {
+        uint32_t w[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const float a = z[2 * i] * (1.0f / 32.0f), b = z[2 * i + 1] * (1.0f / 32.0f);
+            w[i] = u32(__floats2half2_rn(a, b));
+            mz = fmaxf(mz, fmaxf(fabsf(a), fabsf(b)));
+        }
+        *reinterpret_cast<uint2*>(xz + coop_at(8 * ba + g, m) + 4 * t) = make_uint2(w[0], w[1]);
+        if (bb >= 0) *reinterpret_cast<uint2*>(xz + coop_at(8 * bb + g, m) + 4 * t) = make_uint2(w[2], w[3]);
+    });
+    return warp_max(mz);
 }
 
 // The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
@@ -656,6 +741,23 @@ __device__ void produce_tiles(const Chain& c, uint8_t* ring, uint64_t* full, uin
 __device__ __forceinline__ void link_stamp(const Chain& c, int l, LinkStamp at) {
     if (c.stamps && threadIdx.x == 32)
         c.stamps[(static_cast<size_t>(l) * gridDim.x + blockIdx.x) * kStamps + at] = globaltimer_ns();
+}
+
+// The SM's clock at `at` (its low 32 bits), once `dep` is in: a shared store of it comes first, so the
+// warp waits for it there (a store issues only with its data) and the clock is read after. Kept in
+// shared memory (few registers where x is live) and written out with kCycStaged's.
+__device__ __forceinline__ void cycle_stamp(const Chain& c, int l, LinkStamp at, uint32_t dep = 0) {
+    __shared__ uint32_t cyc[kStamps];
+    if (c.stamps && threadIdx.x == 32) {
+        asm volatile("st.shared.u32 [%0], %1;" ::"r"(smem_addr(&cyc[kCycSeen - 1])), "r"(dep) : "memory");
+        cyc[at] = static_cast<uint32_t>(clock());
+        if (at == kCycStaged)
+            for (int k = kCycSeen; k <= kCycStaged; ++k) {  // bit 32: stamped this link
+                c.stamps[(static_cast<size_t>(l) * gridDim.x + blockIdx.x) * kStamps + k] =
+                    cyc[k] != 0 ? cyc[k] | 1ull << 32 : 0;
+                cyc[k] = 0;
+            }
+    }
 }
 
 // A consumer warp done with its ring slot: the slot freed once every lane is past its reads, and the
@@ -770,7 +872,7 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
 // are counted, not divided out.
 __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, uint64_t* full,
                               uint64_t* empty, int* sums, int* sumx, const int* tile_of, int* tile_rows,
-                              float* rmeta) {
+                              float* rmeta, __half* xz, unsigned* zmax) {
     const int lane = static_cast<int>(threadIdx.x) & 31, cw = (static_cast<int>(threadIdx.x) >> 5) - 1;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     unsigned* ymax = reinterpret_cast<unsigned*>(sumx + 2);
@@ -785,6 +887,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         const TileChunks tc(kt, c.unrolled);
         if (l > c.first && c.wait) wait_for_link(c, l - 1);
         link_stamp(c, l, kSeen);
+        cycle_stamp(c, l, kCycSeen);
         if (L.state != nullptr) {
             consume_delta(c, L, l, ring, full, empty, tile_of, slot, phase);
             consumers_sync();
@@ -799,18 +902,42 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // x: the warp's units of every chunk, lane 4 i + s taking field s of word 8 u + i (inputs
         // 16 (8 u + i) + 4 j + s), quantised by the link's absmax, laid out paired (stage_x).
         // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
-        const float m = l == c.base ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
-        const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
+        float m = l == c.base ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
         const unsigned short* src =
             reinterpret_cast<const unsigned short*>(l == c.base ? c.x0 : kLinks[l - 1].y);
         int sx = 0;
+        // Form 'N': the links of the residual's width in take it normed, those of its width out add into it.
+        const bool normed = c.norms && L.k == kNormWidth, adds = c.norms && L.n == kNormWidth;
+        // Form 'B': warp w rotates blocks w, w + 8 and w + 16 into xz; the link's absmax in zmax[l % 3]
+        // (thread 32 zeroes the one of link l + 2 past the barrier: link l - 1's, read before it).
+        if (c.coop) {
+            const int nb = kt / 1024;
+            const __half* xh = reinterpret_cast<const __half*>(src);
+            const float* rs = normed ? c.resid : nullptr;
+            const bool third = cw + 16 < nb;  // down's 17 blocks: warp 0 has a third
+            float mz = 0.0f;
+            uint32_t v[8][4];
+            if (cw < nb) load_blocks(xh, rs, c.gamma, cw, cw + 8 < nb ? cw + 8 : -1, lane, v);
+            if (cw < nb)
+                mz = stage_rotated_shared(v, cw, cw + 8 < nb ? cw + 8 : -1, xz, lane, !c.skip_transform);
+            if (third) {
+                load_blocks(xh, rs, c.gamma, cw + 16, -1, lane, v);
+                mz = fmaxf(mz, stage_rotated_shared(v, cw + 16, -1, xz, lane, !c.skip_transform));
+            }
+            cycle_stamp(c, l, kCycRotated, __float_as_uint(mz));
+            if (lane == 0) atomicMax(&zmax[l % 3], __float_as_uint(mz));
+            consumers_sync();
+            cycle_stamp(c, l, kCycMet);
+            if (threadIdx.x == 32) zmax[(l + 2) % 3] = 0;
+            m = __uint_as_float(zmax[l % 3]);
+        }
+        const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
+        const bool per_block = c.rotate && !c.coop;  // form 'R''s sums, a block's each
         // Form 'R': each chunk's blocks that the warp's units touch, rotated; each block's scale and the
         // warp's units' split between them in rmeta (kRotChunks a warp, three words a chunk), the codes'
         // offset over all of them in corr (in x's units).
         float corr = 0.0f;
-        // Form 'N': the links of the residual's width in take it normed, those of its width out add into it.
-        const bool normed = c.norms && L.k == kNormWidth, adds = c.norms && L.n == kNormWidth;
-        for (int ch = 0; ch < tc.chunks && c.rotate; ++ch) {
+        for (int ch = 0; ch < tc.chunks && per_block; ++ch) {
             const int all = tc.units_of(ch, kt), u0 = ch * tc.units + all * cw / kConsumerWarps,
                       u1 = ch * tc.units + all * (cw + 1) / kConsumerWarps;
             const int ba = u0 / 8, bb = (u1 - 1) / 8 != ba ? (u1 - 1) / 8 : -1;
@@ -828,10 +955,11 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
         }
         // Halved, the warp's units of each chunk in both halves of K.
-        for (int part = 0; part < (hv ? 2 * tc.chunks : tc.chunks) && c.by_field && !c.rotate; ++part) {
+        for (int part = 0; part < (hv ? 2 * tc.chunks : tc.chunks) && c.by_field && !per_block; ++part) {
             // By field: mma s of unit u takes inputs 128 u + 32 s + q at its K slot q, so lane w
             // quantises inputs 128 u + 4 w .. + 3 (one 8-byte load) into the word that is B's
-            // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does.
+            // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does. Form
+            // 'B': from the block's rotated copy.
             constexpr int kMost = (kMostUnits + kConsumerWarps - 1) / kConsumerWarps;  // a warp's of a chunk
             const int ch = part % tc.chunks, at = part / tc.chunks * half_units;
             const int all = tc.units_of(ch, kt), u0 = at + ch * tc.units + all * cw / kConsumerWarps;
@@ -839,7 +967,17 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             uint2 raw[kMost];
 #pragma unroll
             for (int i = 0; i < kMost; ++i)
-                if (i < nu) raw[i] = __ldcg(reinterpret_cast<const uint2*>(src + 128 * (u0 + i) + 4 * lane));
+                if (i < nu)
+                    raw[i] = c.coop ? *reinterpret_cast<const uint2*>(xz + coop_at(u0 + i, lane >> 2) +
+                                                                      4 * (lane & 3))
+                                    : __ldcg(reinterpret_cast<const uint2*>(src + 128 * (u0 + i) + 4 * lane));
+            if (c.stamps && part == 0 && !c.coop) {
+                uint32_t all = 0;
+#pragma unroll
+                for (int i = 0; i < kMost; ++i)
+                    if (i < nu) all |= raw[i].x | raw[i].y;
+                cycle_stamp(c, l, kCycLoaded, all);
+            }
             const int f = lane >> 3, t = lane & 3, h = (lane >> 2) & 1;
 #pragma unroll
             for (int i = 0; i < kMost; ++i)
@@ -877,6 +1015,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         const int sum_at = c.warp_release ? l % 3 : l & 1;  // x's sum's shared int
         if (lane == 0) atomicAdd(&sumx[sum_at], sx);
         __syncwarp();
+        cycle_stamp(c, l, kCycStaged);  // before the global clock's read, which is slow
         link_stamp(c, l, kStaged);
 
         // A tile's chunks from the current slot on: body(ch, u0, u1, wa, xu) takes the warp's units u0 .. u1
@@ -922,7 +1061,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // A tile of `rows` rows from row r, its chunks from the current slot on, its rows' sums added
         // into sums[at ..].
         auto consume_tile = [&](int r, int rows, int at) {
-            if (c.rotate) {
+            if (per_block) {
                 consume_tile_rotated(rows, at);
                 return;
             }
@@ -983,15 +1122,15 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         if (c.warp_release && threadIdx.x == 32) sumx[(l + 2) % 3] = 0;
         const int sum_x = sumx[sum_at];
         float mx = 0.0f;
-        // Form 'R': the sums are floats in x's units; H_1024's 1 / 32 with the row scale, and in form 'N'
-        // the norm's 1 / rms (eps 1e-6).
-        const float yr =
-            L.rk / 32.0f *
-            (normed ? rsqrtf((l == c.base ? c.x0_sumsq : __ldcg(&c.sumsq[l])) / kNormWidth + 1e-6f) : 1.0f);
+        // Form 'N': the norm's 1 / rms (eps 1e-6) in the row scale. Form 'R': the sums are floats in x's
+        // units, H_1024's 1 / 32 with the row scale ('B' took it at staging).
+        const float rn =
+            normed ? rsqrtf((l == c.base ? c.x0_sumsq : __ldcg(&c.sumsq[l])) / kNormWidth + 1e-6f) : 1.0f;
+        const float yr = L.rk / 32.0f * rn, yi = ys * rn;
         float ss = 0.0f;  // form 'N': the squares of the residual's rows this block adds into
         for (int i = static_cast<int>(threadIdx.x) - 32; i < stored; i += 32 * kConsumerWarps) {
-            const __half y = __float2half_rn(c.rotate ? __int_as_float(sums[i]) * yr
-                                                      : static_cast<float>((sums[i] >> 6) - sum_x) * ys);
+            const __half y = __float2half_rn(per_block ? __int_as_float(sums[i]) * yr
+                                                       : static_cast<float>((sums[i] >> 6) - sum_x) * yi);
             const int row = row_of(i);
             L.y[row] = y;
             sums[i] = 0;
@@ -1007,8 +1146,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             ss = warp_sum(ss);
             if (lane == 0) atomicAdd(&c.sumsq[l + 1], ss);
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        mx = warp_max(mx);
         if (c.warp_release) {
             // The warp's rows' largest |y| and its count, after its lanes' stores (__syncwarp orders
             // them before lane 0's release).
@@ -1049,9 +1187,11 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     int* sumx = sums + kMaxShareRows;       // local: x's sum by link parity, and the block's |y| max
     int* tile_of = sumx + 3;                // with a tail: each slot's tile's first row (-1: the link's end)
     int* tile_rows = tile_of + kMaxSlots;   // and the block's tiles of a link, their first rows
+    unsigned* zmax = reinterpret_cast<unsigned*>(tile_rows + kMaxTiles);  // form 'B': x's absmax, by l % 3
     const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
     for (int i = static_cast<int>(threadIdx.x); i < kMaxShareRows + 3; i += kThreads) sums[i] = 0;
+    if (threadIdx.x < 3) zmax[threadIdx.x] = 0;
     if (threadIdx.x == 0) {
         for (int i = 0; i < c.slots; ++i) {
             mbarrier_init(&full[i]);
@@ -1092,7 +1232,8 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     // The consumers.
     if (c.local) {
         consume_split(c, ring, xs, full, empty, sums, sumx, tile_of, tile_rows,
-                      reinterpret_cast<float*>(partial));
+                      reinterpret_cast<float*>(partial), reinterpret_cast<__half*>(ring + kCoopScratchAt),
+                      zmax);
         return;
     }
     const int cw = warp - 1;
@@ -1394,6 +1535,14 @@ const char* row_form(char parts) {
         case 'D':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated, normed, "
                    "residual, GDN recurrent steps";
+        case 'B':
+            return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp";
+        case 'E':
+            return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
+                   "normed, residual";
+        case 'F':
+            return "mma split, K by field, unrolled, every tile taken at run time, x staged a block a warp, "
+                   "no transform";
         default:
             return "plain";
     }
@@ -1409,6 +1558,7 @@ const char* row_form(char parts) {
 // deviation, averaged over the links) against the spread of each block's mean over the links (the
 // part a block keeps), and how many blocks were ever a link's last. And a link by its kind (q+k+v
 // or qkv+z, the attention or GDN output, gate+up, down: l % 4) against its bytes at the copy rate.
+// Staging's steps in SM cycles (LinkStamp), and the clock's rate over staging.
 // Means, not medians: the GPU clock may tick in steps near a microsecond, and a mean of such stamps
 // still converges on the true one. `run` launches the chain once, its counts zeroed.
 template <typename Run>
@@ -1428,8 +1578,8 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
     // Relative to the earliest stamp: the clock's nanoseconds since its epoch (~1.8e18) would keep
     // only a quarter of a microsecond in a double, and their sums far less.
     uint64_t base = UINT64_MAX;
-    for (uint64_t v : t)
-        if (v) base = std::min(base, v);
+    for (size_t i = 0; i < n; ++i)
+        if (t[i] && i % kStamps < kCycSeen) base = std::min(base, t[i]);
     auto at = [&](int l, int b, int k) {
         return static_cast<double>(t[(static_cast<size_t>(l) * blocks + b) * kStamps + k] - base);
     };
@@ -1455,6 +1605,11 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
         return std::sqrt(sum / static_cast<double>(v.size()));
     };
     std::vector<double> link, tiles, spread, end, release, wait, staging, seen_spread, staged_spread;
+    // Staging's steps in SM cycles: seen to loaded and on to staged, or (form 'B' and its kin) seen to
+    // rotated (the loads with it), met and staged; staging's cycles and nanoseconds summed for the clock
+    // rate.
+    std::vector<double> load_cyc, rotate_cyc, meet_cyc, quantise_cyc;
+    double stage_cyc = 0, stage_ns = 0;
     std::vector<double> link_sd, block_late(blocks, 0.0), kind_link[4], kind_stream[4];
     std::vector<int> last_count(blocks, 0);
     for (int l = 1; l + 1 < c.links; ++l) {
@@ -1473,6 +1628,24 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
             release.push_back((at(l, b, kReleased) - at(l, b, kStored)) / 1e3);
             wait.push_back((at(l, b, kSeen) - released_before) / 1e3);
             staging.push_back((at(l, b, kStaged) - at(l, b, kSeen)) / 1e3);
+            const uint64_t* cyc = &t[(static_cast<size_t>(l) * blocks + b) * kStamps];
+            if (cyc[kCycStaged] != 0) {
+                // The clock's low 32 bits: differences modulo 2^32.
+                auto d = [&](int a, int b) {
+                    return static_cast<double>(static_cast<uint32_t>(cyc[a] - cyc[b]));
+                };
+                if (cyc[kCycLoaded] != 0) {
+                    load_cyc.push_back(d(kCycLoaded, kCycSeen));
+                    quantise_cyc.push_back(d(kCycStaged, kCycLoaded));
+                }
+                if (cyc[kCycMet] != 0) {
+                    rotate_cyc.push_back(d(kCycRotated, kCycSeen));
+                    meet_cyc.push_back(d(kCycMet, kCycRotated));
+                    quantise_cyc.push_back(d(kCycStaged, kCycMet));
+                }
+                stage_cyc += d(kCycStaged, kCycSeen);
+                stage_ns += at(l, b, kStaged) - at(l, b, kSeen);
+            }
         }
         const double done_mean = mean(done);
         link_sd.push_back(sd(done));
@@ -1504,7 +1677,13 @@ void link_times(Chain& c, int blocks, const std::vector<Link>& links, double cop
     for (int k = 0; k < 4; ++k)
         std::printf("%s{\"kind\": %d, \"link_us\": %.2f, \"stream_us\": %.2f}", k ? ", " : "", k,
                     mean(kind_link[k]), mean(kind_stream[k]));
-    std::printf("]}\n");
+    std::printf("]");
+    if (stage_ns > 0)
+        std::printf(", \"ghz\": %.3f, \"quantise_cycles\": %.0f", stage_cyc / stage_ns, mean(quantise_cyc));
+    if (!load_cyc.empty()) std::printf(", \"load_cycles\": %.0f", mean(load_cyc));
+    if (!rotate_cyc.empty())
+        std::printf(", \"rotate_cycles\": %.0f, \"meet_cycles\": %.0f", mean(rotate_cyc), mean(meet_cyc));
+    std::printf("}\n");
 }
 
 double copy_gb_s() {
@@ -1667,7 +1846,7 @@ int main() {
 
     const size_t smem = kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) +
                         2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4 + (kMaxShareRows + 3) * 4 +
-                        (kMaxSlots + kMaxTiles) * 4;
+                        (kMaxSlots + kMaxTiles + 3) * 4;
     CHECK(cudaFuncSetAttribute(chain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
@@ -1690,23 +1869,28 @@ int main() {
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDS"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDSBEF"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhgRNDS");
+        c.rows = one_of(parts, "fimktqpxyudawhgRNDSBEF");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhgRNDS");
-        c.local = one_of(parts, "xyudawhgRNDS");
-        c.by_field = one_of(parts, "yudawhgRNDS");
-        c.unrolled = one_of(parts, "udawhgRNDS");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDS") ? 100 : 0;
-        c.rotate = one_of(parts, "RNDS");
-        c.skip_transform = parts == 'S';
-        c.norms = one_of(parts, "ND");
+        c.tiled = one_of(parts, "tTqpxyudawhgRNDSBEF");
+        c.local = one_of(parts, "xyudawhgRNDSBEF");
+        c.by_field = one_of(parts, "yudawhgRNDSBEF");
+        c.unrolled = one_of(parts, "udawhgRNDSBEF");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDSBEF") ? 100 : 0;
+        c.rotate = one_of(parts, "RNDSBEF");
+        c.skip_transform = one_of(parts, "SF");
+        c.coop = one_of(parts, "BEF");
+        if (c.coop && slots > kCoopMaxSlots) {
+            std::fprintf(stderr, "form %c takes at most %d slots, not %d\n", parts, kCoopMaxSlots, slots);
+            std::exit(1);
+        }
+        c.norms = one_of(parts, "NDE");
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
         c.paired = one_of(parts, "qp");
@@ -1740,13 +1924,44 @@ int main() {
     const int checked = 6;
     int wrong = 0;  // forms whose check failed: still timed, and the probe fails at its end
     const std::pair<int, char> checks[] = {
-        {kMaxSlots, 'f'}, {2, 'f'},         {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'},
-        {kMmaSlots, 'k'}, {2, 'k'},         {kMmaSlots, 't'}, {2, 't'},         {kMmaSlots, 'q'},
-        {kMmaSlots, 'p'}, {2, 'p'},         {kMmaSlots, 'x'}, {2, 'x'},         {kMmaSlots, 'y'},
-        {2, 'y'},         {kMmaSlots, 'u'}, {2, 'u'},         {kMmaSlots, 'd'}, {2, 'd'},
-        {kMmaSlots, 'a'}, {2, 'a'},         {kMmaSlots, 'w'}, {2, 'w'},         {kMmaSlots, 'h'},
-        {2, 'h'},         {kMmaSlots, 'g'}, {2, 'g'},         {kMmaSlots, 'R'}, {2, 'R'},
-        {kMmaSlots, 'N'}, {2, 'N'},         {kMmaSlots, 'D'}, {2, 'D'},
+        {kMaxSlots, 'f'},
+        {2, 'f'},
+        {kMaxSlots, 'i'},
+        {kMmaSlots, 'm'},
+        {2, 'm'},
+        {kMmaSlots, 'k'},
+        {2, 'k'},
+        {kMmaSlots, 't'},
+        {2, 't'},
+        {kMmaSlots, 'q'},
+        {kMmaSlots, 'p'},
+        {2, 'p'},
+        {kMmaSlots, 'x'},
+        {2, 'x'},
+        {kMmaSlots, 'y'},
+        {2, 'y'},
+        {kMmaSlots, 'u'},
+        {2, 'u'},
+        {kMmaSlots, 'd'},
+        {2, 'd'},
+        {kMmaSlots, 'a'},
+        {2, 'a'},
+        {kMmaSlots, 'w'},
+        {2, 'w'},
+        {kMmaSlots, 'h'},
+        {2, 'h'},
+        {kMmaSlots, 'g'},
+        {2, 'g'},
+        {kMmaSlots, 'R'},
+        {2, 'R'},
+        {kMmaSlots, 'N'},
+        {2, 'N'},
+        {kMmaSlots, 'D'},
+        {2, 'D'},
+        {kCoopMaxSlots, 'B'},
+        {2, 'B'},
+        {kCoopMaxSlots, 'E'},
+        {2, 'E'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
@@ -1784,11 +1999,11 @@ int main() {
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
             CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
-            if (one_of(parts, "RND")) {
+            if (one_of(parts, "RNDBE")) {
                 // Against x rotated exactly: the rows' error relative to their rms (int8 x by a block's
                 // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong. Form 'N':
                 // the links of 5,120 inputs take the residual normed, those of 5,120 rows add into it.
-                const bool normed = one_of(parts, "ND") && L.k == kNormWidth;
+                const bool normed = one_of(parts, "NDE") && L.k == kNormWidth;
                 std::vector<double> x(L.k);
                 double ss = 0;
                 for (int i = 0; i < L.k; ++i) {
@@ -1799,7 +2014,7 @@ int main() {
                 std::vector<double> want = cpu_link_rotated(hw, x, L.k, L.n, L.rk);
                 if (normed)
                     for (double& v : want) v /= std::sqrt(ss / kNormWidth + 1e-6);
-                if (one_of(parts, "ND") && L.n == kNormWidth)
+                if (one_of(parts, "NDE") && L.n == kNormWidth)
                     for (int i = 0; i < L.n; ++i) resid[i] += __half2float(got[i]);
                 double e2 = 0, r2 = 0, emax = 0;
                 for (int r = 0; r < L.n; ++r) {
@@ -1921,6 +2136,11 @@ int main() {
     if (wanted('N')) time_form(row_form('N'), 'N', {kMmaSlots, 4});
     // And with each GDN layer's recurrent step as a link of its own, its state streamed like weights.
     if (wanted('D')) time_form(row_form('D'), 'D', {kMmaSlots, 4});
+    // And 'R' and 'N' with each block of x rotated once by one warp, one scale a link met at a barrier.
+    if (wanted('B')) time_form(row_form('B'), 'B', {kCoopMaxSlots, 4});
+    if (wanted('E')) time_form(row_form('E'), 'E', {kCoopMaxSlots, 4});
+    // And 'B' without the transform's arithmetic (wrong results): what the rest of its staging costs.
+    if (wanted('F')) time_form(row_form('F'), 'F', {4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
     // wait's (without the waits it keeps one, so only with them).
     if (wanted('w'))
@@ -1933,8 +2153,8 @@ int main() {
     // Stamped at 4 slots, and every tile taken at run time at 2 and 7 as well (does a link's release
     // or staging take longer with more bytes in flight?).
     const std::pair<char, int> stamped[] = {
-        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4},
-        {'h', 4}, {'g', 4}, {'R', 4}, {'S', 4}, {'N', 4},
+        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4},
+        {'g', 4}, {'R', 4}, {'S', 4}, {'N', 4}, {'B', 4},         {'E', 4}, {'F', 4},
     };
     for (const auto& form : stamped)
         if (wanted(form.first))
