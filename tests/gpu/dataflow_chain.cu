@@ -902,33 +902,34 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // x: the warp's units of every chunk, lane 4 i + s taking field s of word 8 u + i (inputs
         // 16 (8 u + i) + 4 j + s), quantised by the link's absmax, laid out paired (stage_x).
         // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
-        float m = l == c.base ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
+        // (The rotated forms take their own scales: no absmax from the link before, nor to the next.)
+        float m = c.rotate ? 0.0f : l == c.base ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
         const unsigned short* src =
             reinterpret_cast<const unsigned short*>(l == c.base ? c.x0 : kLinks[l - 1].y);
         int sx = 0;
         // Form 'N': the links of the residual's width in take it normed, those of its width out add into it.
         const bool normed = c.norms && L.k == kNormWidth, adds = c.norms && L.n == kNormWidth;
         // Form 'B': warp w rotates blocks w, w + 8 and w + 16 into xz; the link's absmax in zmax[l % 3]
-        // (thread 32 zeroes the one of link l + 2 past the barrier: link l - 1's, read before it).
+        // (thread 32 zeroes those of links l + 1 and l + 2 past the barrier: links l - 2's and l - 1's,
+        // read before it; two, as form 'H''s recurrent links take none).
         if (c.coop) {
             const int nb = kt / 1024;
             const __half* xh = reinterpret_cast<const __half*>(src);
             const float* rs = normed ? c.resid : nullptr;
-            const bool third = cw + 16 < nb;  // down's 17 blocks: warp 0 has a third
             float mz = 0.0f;
-            uint32_t v[8][4];
-            if (cw < nb) load_blocks(xh, rs, c.gamma, cw, cw + 8 < nb ? cw + 8 : -1, lane, v);
-            if (cw < nb)
-                mz = stage_rotated_shared(v, cw, cw + 8 < nb ? cw + 8 : -1, xz, lane, !c.skip_transform);
-            if (third) {
-                load_blocks(xh, rs, c.gamma, cw + 16, -1, lane, v);
-                mz = fmaxf(mz, stage_rotated_shared(v, cw + 16, -1, xz, lane, !c.skip_transform));
+            // Blocks b and b + 8 a pass (down's 17 blocks: warp 0 has a second pass, for block 16), one
+            // copy of the code.
+            for (int b = cw; b < nb; b += 16) {
+                uint32_t v[8][4];
+                const int b8 = b + 8 < nb ? b + 8 : -1;
+                load_blocks(xh, rs, c.gamma, b, b8, lane, v);
+                mz = fmaxf(mz, stage_rotated_shared(v, b, b8, xz, lane, !c.skip_transform));
             }
             cycle_stamp(c, l, kCycRotated, __float_as_uint(mz));
             if (lane == 0) atomicMax(&zmax[l % 3], __float_as_uint(mz));
             consumers_sync();
             cycle_stamp(c, l, kCycMet);
-            if (threadIdx.x == 32) zmax[(l + 2) % 3] = 0;
+            if (threadIdx.x == 32) zmax[(l + 1) % 3] = zmax[(l + 2) % 3] = 0;
             m = __uint_as_float(zmax[l % 3]);
         }
         const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
@@ -1164,7 +1165,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         consumers_sync();
         if (threadIdx.x == 32) {
             sumx[l & 1] = 0;  // the link after next is its next user, past two more barriers
-            if (kn > 0) atomicMax(&c.amax[l + 1], *ymax);
+            if (kn > 0 && !c.rotate) atomicMax(&c.amax[l + 1], *ymax);
             *ymax = 0;
             link_stamp(c, l, kStored);
             count_link_done(c, l);
@@ -1540,6 +1541,9 @@ const char* row_form(char parts) {
         case 'E':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
                    "normed, residual";
+        case 'H':
+            return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
+                   "normed, residual, GDN recurrent steps";
         case 'F':
             return "mma split, K by field, unrolled, every tile taken at run time, x staged a block a warp, "
                    "no transform";
@@ -1869,35 +1873,36 @@ int main() {
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDSBEF"); };
+    auto recurrent = [&](char parts) { return one_of(parts, "DH"); };  // with the GDN recurrent links
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDSBEFH"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhgRNDSBEF");
+        c.rows = one_of(parts, "fimktqpxyudawhgRNDSBEFH");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhgRNDSBEF");
-        c.local = one_of(parts, "xyudawhgRNDSBEF");
-        c.by_field = one_of(parts, "yudawhgRNDSBEF");
-        c.unrolled = one_of(parts, "udawhgRNDSBEF");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDSBEF") ? 100 : 0;
-        c.rotate = one_of(parts, "RNDSBEF");
+        c.tiled = one_of(parts, "tTqpxyudawhgRNDSBEFH");
+        c.local = one_of(parts, "xyudawhgRNDSBEFH");
+        c.by_field = one_of(parts, "yudawhgRNDSBEFH");
+        c.unrolled = one_of(parts, "udawhgRNDSBEFH");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDSBEFH") ? 100 : 0;
+        c.rotate = one_of(parts, "RNDSBEFH");
         c.skip_transform = one_of(parts, "SF");
-        c.coop = one_of(parts, "BEF");
+        c.coop = one_of(parts, "BEFH");
         if (c.coop && slots > kCoopMaxSlots) {
             std::fprintf(stderr, "form %c takes at most %d slots, not %d\n", parts, kCoopMaxSlots, slots);
             std::exit(1);
         }
-        c.norms = one_of(parts, "NDE");
+        c.norms = one_of(parts, "NDEH");
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
         c.paired = one_of(parts, "qp");
         c.deferred = parts == 'p';
-        c.base = parts == 'D' ? kDeltaBase : 0;
+        c.base = recurrent(parts) ? kDeltaBase : 0;
         c.first = c.base + first;
-        c.links = count >= 0 ? count : parts == 'D' ? static_cast<int>(dlinks.size()) : all;
+        c.links = count >= 0 ? count : recurrent(parts) ? static_cast<int>(dlinks.size()) : all;
         void* args[] = {&c};
         CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(chain_kernel), dim3(blocks), dim3(kThreads),
                                           args, smem, 0));
@@ -1962,15 +1967,17 @@ int main() {
         {2, 'B'},
         {kCoopMaxSlots, 'E'},
         {2, 'E'},
+        {kCoopMaxSlots, 'H'},
+        {2, 'H'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
-        reset_counts(parts == 'D');
+        reset_counts(recurrent(parts));
         launch(slots, true, 0, -1, parts);
         CHECK(cudaDeviceSynchronize());
         std::vector<__half> src = hx, prev;  // the next link's x; the last link's rows (form 'D')
         std::vector<float> resid = hr;       // form 'N': the residual stream as the GPU's links leave it
-        const std::vector<Link>& chain = parts == 'D' ? dlinks : links;
+        const std::vector<Link>& chain = recurrent(parts) ? dlinks : links;
         int bad = 0;
         for (int l = 0; l < checked && !bad; ++l) {
             const Link& L = chain[l];
@@ -1999,11 +2006,11 @@ int main() {
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
             CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
-            if (one_of(parts, "RNDBE")) {
+            if (one_of(parts, "RNDBEH")) {
                 // Against x rotated exactly: the rows' error relative to their rms (int8 x by a block's
                 // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong. Form 'N':
                 // the links of 5,120 inputs take the residual normed, those of 5,120 rows add into it.
-                const bool normed = one_of(parts, "NDE") && L.k == kNormWidth;
+                const bool normed = one_of(parts, "NDEH") && L.k == kNormWidth;
                 std::vector<double> x(L.k);
                 double ss = 0;
                 for (int i = 0; i < L.k; ++i) {
@@ -2014,7 +2021,7 @@ int main() {
                 std::vector<double> want = cpu_link_rotated(hw, x, L.k, L.n, L.rk);
                 if (normed)
                     for (double& v : want) v /= std::sqrt(ss / kNormWidth + 1e-6);
-                if (one_of(parts, "NDE") && L.n == kNormWidth)
+                if (one_of(parts, "NDEH") && L.n == kNormWidth)
                     for (int i = 0; i < L.n; ++i) resid[i] += __half2float(got[i]);
                 double e2 = 0, r2 = 0, emax = 0;
                 for (int r = 0; r < L.n; ++r) {
@@ -2086,7 +2093,7 @@ int main() {
         for (bool wait : {true, false})
             for (int slots : depths)
                 time_chain((wait ? form : form + ", no waits").c_str(), slots,
-                           [&] { launch(slots, wait, 0, -1, parts); }, parts == 'D');
+                           [&] { launch(slots, wait, 0, -1, parts); }, recurrent(parts));
     };
     if (wanted('f')) time_form("one kernel", 'f', {kMaxSlots, 6, 4, 2});
     // The ring alone: the consumers free each slot as it lands, no x and no sums (what the producer's
@@ -2141,6 +2148,8 @@ int main() {
     if (wanted('E')) time_form(row_form('E'), 'E', {kCoopMaxSlots, 4});
     // And 'B' without the transform's arithmetic (wrong results): what the rest of its staging costs.
     if (wanted('F')) time_form(row_form('F'), 'F', {4});
+    // And 'E' with each GDN layer's recurrent step as a link ('D''s chain).
+    if (wanted('H')) time_form(row_form('H'), 'H', {kCoopMaxSlots, 4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
     // wait's (without the waits it keeps one, so only with them).
     if (wanted('w'))
