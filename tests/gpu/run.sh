@@ -215,9 +215,10 @@ dataflow() {
   # split tiles' refinements (fragment order, paired x, deferred sums, warp-local x, K by field,
   # unrolled, tiles taken at run time); then with more of a step in the chain: x rotated by H_1024,
   # the residual stream and its norms, each GDN layer's recurrent step as a link (checked within a
-  # tolerance of the exact arithmetic); and last where a link's time goes in the unrolled and
-  # rotated forms (stamped runs). NIWA_DATAFLOW_FORMS=<letters> times only those forms
-  # (dataflow_chain.cu's parts).
+  # tolerance of the exact arithmetic); x rotated a block a warp with one scale a link met at a
+  # barrier, with the norms and the recurrent steps; and last where a link's time goes in the
+  # unrolled and rotated forms (stamped runs, staging's steps by the SM's clock).
+  # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts).
   probe dataflow_chain sm_90a dataflow-chain.jsonl
 }
 
