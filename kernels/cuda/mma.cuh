@@ -32,6 +32,16 @@ NIWA_MMA_F32(mma_f16, "m16n8k16.row.col.f32.f16.f16.f32")
 NIWA_MMA_F32(mma_bf16, "m16n8k16.row.col.f32.bf16.bf16.f32")
 #undef NIWA_MMA_F32
 
+// d = A · B for one m16n8k16 tile with fp16 sums (d[0]: row g's columns 2 t, 2 t + 1 as a pair; d[1]:
+// row g + 8's): the probe's rotation, whose sums go straight to fp16.
+__device__ __forceinline__ void mma_f16_sum16(uint32_t (&d)[2], uint32_t a0, uint32_t a1, uint32_t a2,
+                                              uint32_t a3, uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%8};\n"
+        : "=r"(d[0]), "=r"(d[1])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0u));
+}
+
 // d = A · B + c for one m16n8k32 tile of u8 A (weight codes) and s8 B (int8 x), int32 sums: a0..a3
 // and b0, b1 in the PTX fragment layout (matmul_decode_x8.cuh); d and c may be the same sums.
 __device__ __forceinline__ void mma_u8s8(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

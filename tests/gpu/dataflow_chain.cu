@@ -71,6 +71,7 @@ using niwa::kernels::cuda::mbarrier_arrive_expect_tx;
 using niwa::kernels::cuda::mbarrier_init;
 using niwa::kernels::cuda::mbarrier_wait;
 using niwa::kernels::cuda::mma_f16;
+using niwa::kernels::cuda::mma_f16_sum16;
 using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
@@ -193,6 +194,7 @@ struct Chain {
     // quantised from there by that one scale, so the tiles' sums are ints again, as in form 'a'. At most
     // kCoopMaxSlots slots (the copy is in the ring's memory past them).
     bool coop;
+    bool sum16;  // with coop (form 'J'): H_16's mmas sum in fp16, straight to the block's copy
     // With rotate (form 'N'): the model's residual stream and RMS norms around the rotation. The links of
     // 5,120 rows (the attention or GDN output, down) add their rows into resid and its new squares into
     // sumsq[l + 1]; the links of 5,120 inputs (q+k+v or qkv+z, gate+up, the head) take x = resid * gamma
@@ -459,9 +461,10 @@ __device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const ui
 // 8-byte load), and output column g of n-tile nt is channel o = 4 (g >> 1) + 2 nt + (g & 1) (so lane (g, t)
 // ends with channels 4 t .. 4 t + 3 of the rows g and g + 8). The pair of K slots from channel i: H[i][o],
 // H[i + 1][o].
-__device__ __forceinline__ uint32_t h16_pair(int i, int o) {
-    const uint32_t lo = (__popc(i & o) & 1) ? 0xbc00u : 0x3c00u,
-                   hi = (__popc((i + 1) & o) & 1) ? 0xbc00u : 0x3c00u;
+// `one`: the fp16 bits of the entries' magnitude (1, or 1 / 32 = 0x2800 to normalise in the mma).
+__device__ __forceinline__ uint32_t h16_pair(int i, int o, uint32_t one = 0x3c00u) {
+    const uint32_t lo = (__popc(i & o) & 1) ? one | 0x8000u : one,
+                   hi = (__popc((i + 1) & o) & 1) ? one | 0x8000u : one;
     return lo | hi << 16;
 }
 
@@ -504,14 +507,14 @@ __device__ __forceinline__ void load_blocks(const __half* src, const float* resi
     }
 }
 
-template <typename Emit>
-__device__ __forceinline__ void transform_blocks(uint32_t (&v)[8][4], int lane, bool transform, Emit&& emit) {
-    const int g = lane >> 2, t = lane & 3;
+// H_8 over the 16-channel groups (registers) and over the units (shuffles) of v, in place: all of
+// H_1024 but H_16 within each group.
+__device__ __forceinline__ void mix_blocks(uint32_t (&v)[8][4], int lane) {
     auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
     auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
     // H_8 over the group: pairs m, m | d in registers.
 #pragma unroll
-    for (int d = 1; d < 8 && transform; d <<= 1) {
+    for (int d = 1; d < 8; d <<= 1) {
 #pragma unroll
         for (int m = 0; m < 8; ++m) {
             if (m & d) continue;
@@ -526,7 +529,7 @@ __device__ __forceinline__ void transform_blocks(uint32_t (&v)[8][4], int lane, 
     // H_8 over the unit: lanes 4 d apart; the lower keeps its value plus the partner's, the upper the
     // partner's less its own.
 #pragma unroll
-    for (int d = 4; d <= 16 && transform; d <<= 1) {
+    for (int d = 4; d <= 16; d <<= 1) {
         const __half2 sign = __float2half2_rn((lane & d) ? -1.0f : 1.0f);
 #pragma unroll
         for (int m = 0; m < 8; ++m)
@@ -534,6 +537,13 @@ __device__ __forceinline__ void transform_blocks(uint32_t (&v)[8][4], int lane, 
             for (int r = 0; r < 4; ++r)
                 v[m][r] = u32(__hfma2(sign, h2(v[m][r]), h2(__shfl_xor_sync(0xffffffffu, v[m][r], d))));
     }
+}
+
+template <typename Emit>
+__device__ __forceinline__ void transform_blocks(uint32_t (&v)[8][4], int lane, bool transform, Emit&& emit) {
+    const int g = lane >> 2, t = lane & 3;
+    auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
+    if (transform) mix_blocks(v, lane);
     // H_16 within each group on the tensor cores.
     uint32_t bh[2][2];
 #pragma unroll
@@ -637,10 +647,38 @@ __device__ __forceinline__ int coop_at(int u, int m) {
 // v, rotated and normalised (the 1 / 32), to the block's shared copy of x (coop_at). Returns the
 // largest |z| of both blocks over the warp.
 __device__ __forceinline__ float stage_rotated_shared(uint32_t (&v)[8][4], int ba, int bb, __half* xz,
-                                                      int lane, bool transform) {
+                                                      int lane, bool transform, bool sum16) {
     const int g = lane >> 2, t = lane & 3;
     float mz = 0.0f;
     auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
+    auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
+    if (sum16) {
+        // Form 'J': H_16's mmas sum in fp16, their B normalised (+-1 / 32), so each n-tile's pair is
+        // already the copy's: rows g's channels 4 t + 2 nt, + 1 in d[nt][0], rows g + 8's in d[nt][1].
+        mix_blocks(v, lane);
+        uint32_t bh[2][2];
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+            const int o = 4 * (g >> 1) + 2 * nt + (g & 1);
+            bh[nt][0] = h16_pair(4 * t, o, 0x2800u);
+            bh[nt][1] = h16_pair(4 * t + 2, o, 0x2800u);
+        }
+        __half2 mh = __float2half2_rn(0.0f);
+#pragma unroll
+        for (int m = 0; m < 8; ++m) {
+            uint32_t d[2][2];
+#pragma unroll
+            for (int nt = 0; nt < 2; ++nt)
+                mma_f16_sum16(d[nt], v[m][0], v[m][1], v[m][2], v[m][3], bh[nt][0], bh[nt][1]);
+            mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][0])), __habs2(h2(d[1][0]))));
+            *reinterpret_cast<uint2*>(xz + coop_at(8 * ba + g, m) + 4 * t) = make_uint2(d[0][0], d[1][0]);
+            if (bb >= 0) {
+                mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][1])), __habs2(h2(d[1][1]))));
+                *reinterpret_cast<uint2*>(xz + coop_at(8 * bb + g, m) + 4 * t) = make_uint2(d[0][1], d[1][1]);
+            }
+        }
+        return warp_max(fmaxf(__low2float(mh), __high2float(mh)));
+    }
     transform_blocks(v, lane, transform, [&](int m, const float(&z)[8]) {
         uint32_t w[4];
 #pragma unroll
@@ -923,7 +961,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 uint32_t v[8][4];
                 const int b8 = b + 8 < nb ? b + 8 : -1;
                 load_blocks(xh, rs, c.gamma, b, b8, lane, v);
-                mz = fmaxf(mz, stage_rotated_shared(v, b, b8, xz, lane, !c.skip_transform));
+                mz = fmaxf(mz, stage_rotated_shared(v, b, b8, xz, lane, !c.skip_transform, c.sum16));
             }
             cycle_stamp(c, l, kCycRotated, __float_as_uint(mz));
             if (lane == 0) atomicMax(&zmax[l % 3], __float_as_uint(mz));
@@ -1541,6 +1579,9 @@ const char* row_form(char parts) {
         case 'E':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
                    "normed, residual";
+        case 'J':
+            return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
+                   "H_16 summed in fp16";
         case 'H':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
                    "normed, residual, GDN recurrent steps";
@@ -1874,23 +1915,24 @@ int main() {
     // link's tiles taken at run time (Chain::tail), 'a' with all of them.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
     auto recurrent = [&](char parts) { return one_of(parts, "DH"); };  // with the GDN recurrent links
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDSBEFH"); };
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDSBEFHJ"); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhgRNDSBEFH");
+        c.rows = one_of(parts, "fimktqpxyudawhgRNDSBEFHJ");
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhgRNDSBEFH");
-        c.local = one_of(parts, "xyudawhgRNDSBEFH");
-        c.by_field = one_of(parts, "yudawhgRNDSBEFH");
-        c.unrolled = one_of(parts, "udawhgRNDSBEFH");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDSBEFH") ? 100 : 0;
-        c.rotate = one_of(parts, "RNDSBEFH");
+        c.tiled = one_of(parts, "tTqpxyudawhgRNDSBEFHJ");
+        c.local = one_of(parts, "xyudawhgRNDSBEFHJ");
+        c.by_field = one_of(parts, "yudawhgRNDSBEFHJ");
+        c.unrolled = one_of(parts, "udawhgRNDSBEFHJ");
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDSBEFHJ") ? 100 : 0;
+        c.rotate = one_of(parts, "RNDSBEFHJ");
         c.skip_transform = one_of(parts, "SF");
-        c.coop = one_of(parts, "BEFH");
+        c.sum16 = parts == 'J';
+        c.coop = one_of(parts, "BEFHJ");
         if (c.coop && slots > kCoopMaxSlots) {
             std::fprintf(stderr, "form %c takes at most %d slots, not %d\n", parts, kCoopMaxSlots, slots);
             std::exit(1);
@@ -1969,6 +2011,8 @@ int main() {
         {2, 'E'},
         {kCoopMaxSlots, 'H'},
         {2, 'H'},
+        {kCoopMaxSlots, 'J'},
+        {2, 'J'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
@@ -2006,7 +2050,7 @@ int main() {
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
             CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
-            if (one_of(parts, "RNDBEH")) {
+            if (one_of(parts, "RNDBEHJ")) {
                 // Against x rotated exactly: the rows' error relative to their rms (int8 x by a block's
                 // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong. Form 'N':
                 // the links of 5,120 inputs take the residual normed, those of 5,120 rows add into it.
@@ -2148,6 +2192,8 @@ int main() {
     if (wanted('E')) time_form(row_form('E'), 'E', {kCoopMaxSlots, 4});
     // And 'B' without the transform's arithmetic (wrong results): what the rest of its staging costs.
     if (wanted('F')) time_form(row_form('F'), 'F', {4});
+    // And 'B' with H_16's mmas summing in fp16 into the copy (no conversions, a pair a max).
+    if (wanted('J')) time_form(row_form('J'), 'J', {kCoopMaxSlots, 4});
     // And 'E' with each GDN layer's recurrent step as a link ('D''s chain).
     if (wanted('H')) time_form(row_form('H'), 'H', {kCoopMaxSlots, 4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
@@ -2162,8 +2208,8 @@ int main() {
     // Stamped at 4 slots, and every tile taken at run time at 2 and 7 as well (does a link's release
     // or staging take longer with more bytes in flight?).
     const std::pair<char, int> stamped[] = {
-        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4},
-        {'g', 4}, {'R', 4}, {'S', 4}, {'N', 4}, {'B', 4},         {'E', 4}, {'F', 4},
+        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4}, {'g', 4},
+        {'R', 4}, {'S', 4}, {'N', 4}, {'B', 4}, {'E', 4},         {'F', 4}, {'J', 4},
     };
     for (const auto& form : stamped)
         if (wanted(form.first))
