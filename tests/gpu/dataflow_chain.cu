@@ -383,6 +383,12 @@ __device__ __forceinline__ int row_dot_ilp(const uint32_t* row, const uint4* xs,
     return warp_sum((a0 + a1) + (a2 + a3));
 }
 
+// A row's y in the tensor-core forms, from its sum64 (64 times sum(code x), exact) less x's sum (the
+// codes' offset: code = weight + 1), times the row's scale.
+__device__ __forceinline__ float row_y(int s64, int sum_x, float ys) {
+    return static_cast<float>((s64 >> 6) - sum_x) * ys;
+}
+
 // 64 times a column's sum(code x) of the tile-chunk sums d (the four fields') at C element i (rows g:
 // i = 0, 1; g + 8: 2, 3), exact in int32.
 __device__ __forceinline__ int sum64(const int (&d)[4][4], int i) {
@@ -1168,8 +1174,8 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         const float yr = L.rk / 32.0f * rn, yi = ys * rn;
         float ss = 0.0f;  // form 'N': the squares of the residual's rows this block adds into
         for (int i = static_cast<int>(threadIdx.x) - 32; i < stored; i += 32 * kConsumerWarps) {
-            const __half y = __float2half_rn(per_block ? __int_as_float(sums[i]) * yr
-                                                       : static_cast<float>((sums[i] >> 6) - sum_x) * yi);
+            const __half y =
+                __float2half_rn(per_block ? __int_as_float(sums[i]) * yr : row_y(sums[i], sum_x, yi));
             const int row = row_of(i);
             L.y[row] = y;
             sums[i] = 0;
@@ -1343,15 +1349,14 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
                         int d = 0;
 #pragma unroll
                         for (int w = 0; w < kConsumerWarps; ++w) d += part[w * 16 + lane];
-                        L.y[r + lane] = __float2half_rn(static_cast<float>((d >> 6) - sum_x) * ys);
+                        L.y[r + lane] = __float2half_rn(row_y(d, sum_x, ys));
                     }
                     continue;
                 }
                 if (mine && (lane & 3) == 0)
                     for (int h = 0; h < 2; ++h)
                         if (g + 8 * h < rows)
-                            L.y[r + g + 8 * h] =
-                                __float2half_rn(static_cast<float>((sum64(acc, 2 * h) >> 6) - sum_x) * ys);
+                            L.y[r + g + 8 * h] = __float2half_rn(row_y(sum64(acc, 2 * h), sum_x, ys));
             }
         } else {
             const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
@@ -1382,7 +1387,7 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
             consumers_sync();
             const int r0 = tile_share_begin(L.n, b, blocks), rows = tile_share_begin(L.n, b + 1, blocks) - r0;
             for (int i = static_cast<int>(threadIdx.x) - 32; i < rows; i += 32 * kConsumerWarps) {
-                L.y[r0 + i] = __float2half_rn(static_cast<float>((sums[i] >> 6) - sum_x) * ys);
+                L.y[r0 + i] = __float2half_rn(row_y(sums[i], sum_x, ys));
                 sums[i] = 0;
             }
         }
