@@ -466,12 +466,23 @@ __device__ __forceinline__ void tile_chunk_product_n(const uint8_t* wa, const ui
 // channels 4 t + e and 4 t + 2 + e of a 16-channel group (so a lane loads its four channels with one
 // 8-byte load), and output column g of n-tile nt is channel o = 4 (g >> 1) + 2 nt + (g & 1) (so lane (g, t)
 // ends with channels 4 t .. 4 t + 3 of the rows g and g + 8). The pair of K slots from channel i: H[i][o],
-// H[i + 1][o].
-// `one`: the fp16 bits of the entries' magnitude (1, or 1 / 32 = 0x2800 to normalise in the mma).
-__device__ __forceinline__ uint32_t h16_pair(int i, int o, uint32_t one = 0x3c00u) {
+// H[i + 1][o]. `one`: the fp16 bits of the entries' magnitude (1, or 1 / 32 = 0x2800 to normalise in
+// the mma).
+__device__ __forceinline__ uint32_t h16_pair(int i, int o, uint32_t one) {
     const uint32_t lo = (__popc(i & o) & 1) ? one | 0x8000u : one,
                    hi = (__popc((i + 1) & o) & 1) ? one | 0x8000u : one;
     return lo | hi << 16;
+}
+
+// The lane's B registers of both n-tiles (h16_pair's columns).
+__device__ __forceinline__ void h16_fragment(int lane, uint32_t one, uint32_t (&bh)[2][2]) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+        const int o = 4 * (g >> 1) + 2 * nt + (g & 1);
+        bh[nt][0] = h16_pair(4 * t, o, one);
+        bh[nt][1] = h16_pair(4 * t + 2, o, one);
+    }
 }
 
 // The four low bytes of a, b, c, d in one word (q's two's complement, from fmaf(z, inv, 1.5 * 2^23)'s bits).
@@ -479,13 +490,6 @@ __device__ __forceinline__ uint32_t low_bytes(uint32_t a, uint32_t b, uint32_t c
     return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
 }
 
-// Blocks ba and bb (-1: none) of x (1,024 fp16 channels each at src + 1,024 b, or with resid the
-// residual's times gamma's) rotated by H_1024 (unnormalised) by one warp, into z: z[m][0..3] unit g of
-// ba's channels 16 m + 4 t .. + 3, z[m][4..7] unit g of bb's. Rows g of the mmas below are unit g of ba,
-// rows g + 8 unit g of bb; H_1024 = H_8 over the unit (lanes' g, shuffles) x H_8 over the 16-channel
-// group m (registers) x H_16 within the group (an fp16 mma a group and n-tile, fp32 sums), as
-// popcount(r & c) splits over the bit fields. Without `transform` (form 'S', wrong results: what the
-// rest of the staging costs), x as loaded.
 // load_blocks: x's channels as the mmas take them, v[m] row g's channels 4 t, 4 t + 1 | row g + 8's | row
 // g's 4 t + 2, 4 t + 3 | row g + 8's (A's registers); transform_blocks: v rotated, emit(m, z[m]) a group.
 __device__ __forceinline__ void load_blocks(const __half* src, const float* resid, const __half* gamma,
@@ -547,17 +551,11 @@ __device__ __forceinline__ void mix_blocks(uint32_t (&v)[8][4], int lane) {
 
 template <typename Emit>
 __device__ __forceinline__ void transform_blocks(uint32_t (&v)[8][4], int lane, bool transform, Emit&& emit) {
-    const int g = lane >> 2, t = lane & 3;
     auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
     if (transform) mix_blocks(v, lane);
     // H_16 within each group on the tensor cores.
     uint32_t bh[2][2];
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt) {
-        const int o = 4 * (g >> 1) + 2 * nt + (g & 1);
-        bh[nt][0] = h16_pair(4 * t, o);
-        bh[nt][1] = h16_pair(4 * t + 2, o);
-    }
+    h16_fragment(lane, 0x3c00u, bh);
     // Group m's H_16 into z: rows g's channels 4 t .. + 3 in z[0..3], rows g + 8's in z[4..7].
     auto group = [&](int m, float(&z)[8]) {
         if (!transform) {
@@ -582,6 +580,13 @@ __device__ __forceinline__ void transform_blocks(uint32_t (&v)[8][4], int lane, 
     }
 }
 
+// Blocks ba and bb (-1: none) of x (1,024 fp16 channels each at src + 1,024 b, or with resid the
+// residual's times gamma's) rotated by H_1024 (unnormalised) by one warp, into z: z[m][0..3] unit g of
+// ba's channels 16 m + 4 t .. + 3, z[m][4..7] unit g of bb's. Rows g of the mmas below are unit g of ba,
+// rows g + 8 unit g of bb; H_1024 = H_8 over the unit (lanes' g, shuffles) x H_8 over the 16-channel
+// group m (registers) x H_16 within the group (an fp16 mma a group and n-tile, fp32 sums), as
+// popcount(r & c) splits over the bit fields. Without `transform` (form 'S', wrong results: what the
+// rest of the staging costs), x as loaded.
 __device__ __forceinline__ void rotate_blocks(const __half* src, const float* resid, const __half* gamma,
                                               int ba, int bb, int lane, bool transform, float (&z)[8][8]) {
     uint32_t v[8][4];
@@ -663,12 +668,7 @@ __device__ __forceinline__ float stage_rotated_shared(uint32_t (&v)[8][4], int b
         // already the copy's: rows g's channels 4 t + 2 nt, + 1 in d[nt][0], rows g + 8's in d[nt][1].
         mix_blocks(v, lane);
         uint32_t bh[2][2];
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt) {
-            const int o = 4 * (g >> 1) + 2 * nt + (g & 1);
-            bh[nt][0] = h16_pair(4 * t, o, 0x2800u);
-            bh[nt][1] = h16_pair(4 * t + 2, o, 0x2800u);
-        }
+        h16_fragment(lane, 0x2800u, bh);
         __half2 mh = __float2half2_rn(0.0f);
 #pragma unroll
         for (int m = 0; m < 8; ++m) {
@@ -1917,24 +1917,27 @@ int main() {
     // the codes in fragment order (a bulk copy an 8-row group of a chunk); 'q' as 't' with x paired,
     // 'p' as 'q' with the sums deferred to the link's end; 'x' as 'p' by consume_split, 'y' as 'x' with
     // K by field, 'u' as 'y' with a warp's units of a chunk unrolled; 'd' as 'u' with a quarter of a
-    // link's tiles taken at run time (Chain::tail), 'a' with all of them.
+    // link's tiles taken at run time (Chain::tail), 'a' with all of them. The rotated forms are 'a'
+    // with x rotated (below, at their timings), 'B' and its kin rotating a block a warp.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto recurrent = [&](char parts) { return one_of(parts, "DH"); };  // with the GDN recurrent links
-    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhgRNDSBEFHJ"); };
+    auto rotated = [&](char parts) { return one_of(parts, "RNDSBEFHJ"); };
+    auto with_norms = [&](char parts) { return one_of(parts, "NDEH"); };  // the residual and its norms
+    auto recurrent = [&](char parts) { return one_of(parts, "DH"); };     // with the GDN recurrent links
+    auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhg") || rotated(parts); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
         c.slots = slots;
         c.wait = wait;
         c.stage = !one_of(parts, "rMT");
-        c.rows = one_of(parts, "fimktqpxyudawhgRNDSBEFHJ");
+        c.rows = one_of(parts, "fimktqpxyudawhg") || rotated(parts);
         c.ilp = parts == 'i';
         c.mma = on_tensor_cores(parts);
         c.split = one_of(parts, "ktqp");
-        c.tiled = one_of(parts, "tTqpxyudawhgRNDSBEFHJ");
-        c.local = one_of(parts, "xyudawhgRNDSBEFHJ");
-        c.by_field = one_of(parts, "yudawhgRNDSBEFHJ");
-        c.unrolled = one_of(parts, "udawhgRNDSBEFHJ");
-        c.tail = parts == 'd' ? 25 : one_of(parts, "awhgRNDSBEFHJ") ? 100 : 0;
-        c.rotate = one_of(parts, "RNDSBEFHJ");
+        c.tiled = one_of(parts, "tTqpxyudawhg") || rotated(parts);
+        c.local = one_of(parts, "xyudawhg") || rotated(parts);
+        c.by_field = one_of(parts, "yudawhg") || rotated(parts);
+        c.unrolled = one_of(parts, "udawhg") || rotated(parts);
+        c.tail = parts == 'd' ? 25 : one_of(parts, "awhg") || rotated(parts) ? 100 : 0;
+        c.rotate = rotated(parts);
         c.skip_transform = one_of(parts, "SF");
         c.sum16 = parts == 'J';
         c.coop = one_of(parts, "BEFHJ");
@@ -1942,7 +1945,7 @@ int main() {
             std::fprintf(stderr, "form %c takes at most %d slots, not %d\n", parts, kCoopMaxSlots, slots);
             std::exit(1);
         }
-        c.norms = one_of(parts, "NDEH");
+        c.norms = with_norms(parts);
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
         c.paired = one_of(parts, "qp");
@@ -2055,11 +2058,11 @@ int main() {
             CHECK(cudaMemcpy(hw.data(), L.w, hw.size() * 4, cudaMemcpyDeviceToHost));
             std::vector<__half> got(L.n);
             CHECK(cudaMemcpy(got.data(), L.y, L.n * sizeof(__half), cudaMemcpyDeviceToHost));
-            if (one_of(parts, "RNDBEHJ")) {
+            if (rotated(parts)) {
                 // Against x rotated exactly: the rows' error relative to their rms (int8 x by a block's
                 // absmax: ~1 %), and rows off by more than a tenth of the rms counted as wrong. Form 'N':
                 // the links of 5,120 inputs take the residual normed, those of 5,120 rows add into it.
-                const bool normed = one_of(parts, "NDEH") && L.k == kNormWidth;
+                const bool normed = with_norms(parts) && L.k == kNormWidth;
                 std::vector<double> x(L.k);
                 double ss = 0;
                 for (int i = 0; i < L.k; ++i) {
@@ -2070,7 +2073,7 @@ int main() {
                 std::vector<double> want = cpu_link_rotated(hw, x, L.k, L.n, L.rk);
                 if (normed)
                     for (double& v : want) v /= std::sqrt(ss / kNormWidth + 1e-6);
-                if (one_of(parts, "NDEH") && L.n == kNormWidth)
+                if (with_norms(parts) && L.n == kNormWidth)
                     for (int i = 0; i < L.n; ++i) resid[i] += __half2float(got[i]);
                 double e2 = 0, r2 = 0, emax = 0;
                 for (int r = 0; r < L.n; ++r) {
