@@ -194,7 +194,6 @@ struct Chain {
     // quantised from there by that one scale, so the tiles' sums are ints again, as in form 'a'. At most
     // kCoopMaxSlots slots (the copy is in the ring's memory past them).
     bool coop;
-    bool sum16;  // with coop (form 'J'): H_16's mmas sum in fp16, straight to the block's copy
     // With rotate (form 'N'): the model's residual stream and RMS norms around the rotation. The links of
     // 5,120 rows (the attention or GDN output, down) add their rows into resid and its new squares into
     // sumsq[l + 1]; the links of 5,120 inputs (q+k+v or qkv+z, gate+up, the head) take x = resid * gamma
@@ -655,48 +654,34 @@ __device__ __forceinline__ int coop_at(int u, int m) {
 }
 
 // Form 'B''s staging by one warp of the blocks it owns: blocks ba and bb of x, loaded (load_blocks) into
-// v, rotated and normalised (the 1 / 32), to the block's shared copy of x (coop_at). Returns the
-// largest |z| of both blocks over the warp.
+// v, rotated and normalised (the 1 / 32), to the block's shared copy of x (coop_at). H_16's mmas sum in
+// fp16 with B +-1 / 32, so each n-tile's pair is already the copy's word: rows g's channels 4 t + 2 nt,
+// + 1 in d[nt][0], rows g + 8's in d[nt][1] (summed in fp32 and converted, the fifty-sixth pass measured
+// 2.4 points less). Without `transform` (form 'F', wrong results), x as loaded. Returns the largest |z|
+// of both blocks over the warp.
 __device__ __forceinline__ float stage_rotated_shared(uint32_t (&v)[8][4], int ba, int bb, __half* xz,
-                                                      int lane, bool transform, bool sum16) {
+                                                      int lane, bool transform) {
     const int g = lane >> 2, t = lane & 3;
-    float mz = 0.0f;
-    auto u32 = [](__half2 h) { return *reinterpret_cast<uint32_t*>(&h); };
     auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
-    if (sum16) {
-        // Form 'J': H_16's mmas sum in fp16, their B normalised (+-1 / 32), so each n-tile's pair is
-        // already the copy's: rows g's channels 4 t + 2 nt, + 1 in d[nt][0], rows g + 8's in d[nt][1].
-        mix_blocks(v, lane);
-        uint32_t bh[2][2];
-        h16_fragment(lane, 0x2800u, bh);
-        __half2 mh = __float2half2_rn(0.0f);
+    if (transform) mix_blocks(v, lane);
+    uint32_t bh[2][2];
+    h16_fragment(lane, 0x2800u, bh);
+    __half2 mh = __float2half2_rn(0.0f);
 #pragma unroll
-        for (int m = 0; m < 8; ++m) {
-            uint32_t d[2][2];
+    for (int m = 0; m < 8; ++m) {
+        uint32_t d[2][2] = {{v[m][0], v[m][1]}, {v[m][2], v[m][3]}};
+        if (transform)
 #pragma unroll
             for (int nt = 0; nt < 2; ++nt)
                 mma_f16_sum16(d[nt], v[m][0], v[m][1], v[m][2], v[m][3], bh[nt][0], bh[nt][1]);
-            mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][0])), __habs2(h2(d[1][0]))));
-            *reinterpret_cast<uint2*>(xz + coop_at(8 * ba + g, m) + 4 * t) = make_uint2(d[0][0], d[1][0]);
-            if (bb >= 0) {
-                mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][1])), __habs2(h2(d[1][1]))));
-                *reinterpret_cast<uint2*>(xz + coop_at(8 * bb + g, m) + 4 * t) = make_uint2(d[0][1], d[1][1]);
-            }
+        mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][0])), __habs2(h2(d[1][0]))));
+        *reinterpret_cast<uint2*>(xz + coop_at(8 * ba + g, m) + 4 * t) = make_uint2(d[0][0], d[1][0]);
+        if (bb >= 0) {
+            mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][1])), __habs2(h2(d[1][1]))));
+            *reinterpret_cast<uint2*>(xz + coop_at(8 * bb + g, m) + 4 * t) = make_uint2(d[0][1], d[1][1]);
         }
-        return warp_max(fmaxf(__low2float(mh), __high2float(mh)));
     }
-    transform_blocks(v, lane, transform, [&](int m, const float(&z)[8]) {
-        uint32_t w[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const float a = z[2 * i] * (1.0f / 32.0f), b = z[2 * i + 1] * (1.0f / 32.0f);
-            w[i] = u32(__floats2half2_rn(a, b));
-            mz = fmaxf(mz, fmaxf(fabsf(a), fabsf(b)));
-        }
-        *reinterpret_cast<uint2*>(xz + coop_at(8 * ba + g, m) + 4 * t) = make_uint2(w[0], w[1]);
-        if (bb >= 0) *reinterpret_cast<uint2*>(xz + coop_at(8 * bb + g, m) + 4 * t) = make_uint2(w[2], w[3]);
-    });
-    return warp_max(mz);
+    return warp_max(fmaxf(__low2float(mh), __high2float(mh)));
 }
 
 // The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
@@ -967,7 +952,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
                 uint32_t v[8][4];
                 const int b8 = b + 8 < nb ? b + 8 : -1;
                 load_blocks(xh, rs, c.gamma, b, b8, lane, v);
-                mz = fmaxf(mz, stage_rotated_shared(v, b, b8, xz, lane, !c.skip_transform, c.sum16));
+                mz = fmaxf(mz, stage_rotated_shared(v, b, b8, xz, lane, !c.skip_transform));
             }
             cycle_stamp(c, l, kCycRotated, __float_as_uint(mz));
             if (lane == 0) atomicMax(&zmax[l % 3], __float_as_uint(mz));
@@ -1584,9 +1569,6 @@ const char* row_form(char parts) {
         case 'E':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
                    "normed, residual";
-        case 'J':
-            return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
-                   "H_16 summed in fp16";
         case 'H':
             return "mma split, K by field, unrolled, every tile taken at run time, x rotated a block a warp, "
                    "normed, residual, GDN recurrent steps";
@@ -1920,8 +1902,9 @@ int main() {
     // link's tiles taken at run time (Chain::tail), 'a' with all of them. The rotated forms are 'a'
     // with x rotated (below, at their timings), 'B' and its kin rotating a block a warp.
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
-    auto rotated = [&](char parts) { return one_of(parts, "RNDSBEFHJ"); };
+    auto rotated = [&](char parts) { return one_of(parts, "RNDSBEFH"); };
     auto with_norms = [&](char parts) { return one_of(parts, "NDEH"); };  // the residual and its norms
+    auto coop = [&](char parts) { return one_of(parts, "BEFH"); };        // a block a warp, one scale
     auto recurrent = [&](char parts) { return one_of(parts, "DH"); };     // with the GDN recurrent links
     auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhg") || rotated(parts); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
@@ -1939,8 +1922,7 @@ int main() {
         c.tail = parts == 'd' ? 25 : one_of(parts, "awhg") || rotated(parts) ? 100 : 0;
         c.rotate = rotated(parts);
         c.skip_transform = one_of(parts, "SF");
-        c.sum16 = parts == 'J';
-        c.coop = one_of(parts, "BEFHJ");
+        c.coop = coop(parts);
         if (c.coop && slots > kCoopMaxSlots) {
             std::fprintf(stderr, "form %c takes at most %d slots, not %d\n", parts, kCoopMaxSlots, slots);
             std::exit(1);
@@ -1967,8 +1949,11 @@ int main() {
     // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
     if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
         for (int i = 0; i < 2; ++i) {
-            reset_counts();
-            launch(on_tensor_cores(only[0]) ? kMmaSlots : kMaxSlots, only[1] != '0', 0, -1, only[0]);
+            reset_counts(recurrent(only[0]));
+            const int deepest = coop(only[0])              ? kCoopMaxSlots
+                                : on_tensor_cores(only[0]) ? kMmaSlots
+                                                           : kMaxSlots;
+            launch(deepest, only[1] != '0', 0, -1, only[0]);
             CHECK(cudaDeviceSynchronize());
         }
         return 0;
@@ -2019,8 +2004,6 @@ int main() {
         {2, 'E'},
         {kCoopMaxSlots, 'H'},
         {2, 'H'},
-        {kCoopMaxSlots, 'J'},
-        {2, 'J'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
@@ -2200,8 +2183,6 @@ int main() {
     if (wanted('E')) time_form(row_form('E'), 'E', {kCoopMaxSlots, 4});
     // And 'B' without the transform's arithmetic (wrong results): what the rest of its staging costs.
     if (wanted('F')) time_form(row_form('F'), 'F', {4});
-    // And 'B' with H_16's mmas summing in fp16 into the copy (no conversions, a pair a max).
-    if (wanted('J')) time_form(row_form('J'), 'J', {kCoopMaxSlots, 4});
     // And 'E' with each GDN layer's recurrent step as a link ('D''s chain).
     if (wanted('H')) time_form(row_form('H'), 'H', {kCoopMaxSlots, 4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
@@ -2216,8 +2197,8 @@ int main() {
     // Stamped at 4 slots, and every tile taken at run time at 2 and 7 as well (does a link's release
     // or staging take longer with more bytes in flight?).
     const std::pair<char, int> stamped[] = {
-        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4}, {'g', 4},
-        {'R', 4}, {'S', 4}, {'N', 4}, {'B', 4}, {'E', 4},         {'F', 4}, {'J', 4},
+        {'u', 4}, {'d', 4}, {'a', 4}, {'a', 2}, {'a', kMmaSlots}, {'w', 4}, {'h', 4},
+        {'g', 4}, {'R', 4}, {'S', 4}, {'N', 4}, {'B', 4},         {'E', 4}, {'F', 4},
     };
     for (const auto& form : stamped)
         if (wanted(form.first))
