@@ -122,10 +122,6 @@ constexpr int kMostUnits = (kMmaSlotBytes / 16 - 32) / 32;  // 128-input units a
 // Form 'R': a link's chunks at most (K 17,408 in whole-8 chunks of 48 units), a warp's blocks' scales
 // and split kept a chunk in the block's partial sums' memory (3 words each).
 constexpr int kRotChunks = 3;
-// Form 'B': the block's rotated x (fp16, kMaxK channels) at the end of the ring's memory, past the slots
-// it may use.
-constexpr int kCoopScratchAt = kMaxSlots * kSlotBytes - 2 * kMaxK;
-constexpr int kCoopMaxSlots = kCoopScratchAt / kMmaSlotBytes;
 // Form 'N': the residual stream's width, the model's hidden size.
 constexpr int kNormWidth = 5120;
 static_assert(3 * kRotChunks * kConsumerWarps <= 2 * kConsumerWarps * 16, "form R's chunk notes fit");
@@ -189,11 +185,6 @@ struct Chain {
     // quantised by each block's absmax, the warp's sums kept a block apart and met in floats.
     bool rotate;
     bool skip_transform;  // form 'S': 'R' without H_1024's arithmetic (wrong results: what the rest costs)
-    // With rotate (form 'B'): each of x's blocks rotated by one warp (stage_rotated_shared) into the
-    // block's shared copy, the link's absmax over all of them met at a barrier, and each warp's units
-    // quantised from there by that one scale, so the tiles' sums are ints again, as in form 'a'. At most
-    // kCoopMaxSlots slots (the copy is in the ring's memory past them).
-    bool coop;
     // With rotate (form 'N'): the model's residual stream and RMS norms around the rotation. The links of
     // 5,120 rows (the attention or GDN output, down) add their rows into resid and its new squares into
     // sumsq[l + 1]; the links of 5,120 inputs (q+k+v or qkv+z, gate+up, the head) take x = resid * gamma
@@ -645,23 +636,14 @@ __device__ void stage_rotated(const __half* src, const float* resid, const __hal
     ob = warp_sum(g < pb1 ? qb : 0);
 }
 
-// Where form 'B' keeps a rotated x's channel i: as fp16 in the ring's memory past the slots it may use
-// (kCoopScratchAt), channel 16 m + e of unit u at 128 u + 16 (m ^ (u & 7)) + e, so the stores of
-// stage_rotated_shared (a lane's four channels of each of eight units) and the loads of its readers (a
-// unit's 128 channels by a warp) meet every bank once a quarter-warp.
-__device__ __forceinline__ int coop_at(int u, int m) {
-    return 128 * u + 16 * (m ^ (u & 7));
-}
-
-// Form 'B''s staging by one warp of the blocks it owns: blocks ba and bb of x, loaded (load_blocks) into
-// v, rotated and normalised (the 1 / 32), to the block's shared copy of x (coop_at). H_16's mmas sum in
-// fp16 with B +-1 / 32, so each n-tile's pair is already the copy's word: rows g's channels 4 t + 2 nt,
-// + 1 in d[nt][0], rows g + 8's in d[nt][1] (summed in fp32 and converted, the fifty-sixth pass measured
-// 2.4 points less). Without `transform` (form 'F', wrong results), x as loaded. Returns the largest |z|
-// of both blocks over the warp.
-__device__ __forceinline__ float stage_rotated_shared(uint32_t (&v)[8][4], int ba, int bb, __half* xz,
-                                                      int lane, bool transform) {
-    const int g = lane >> 2, t = lane & 3;
+// Form 'B''s rotation by one warp of blocks ba and bb (-1: none) of x, loaded (load_blocks) into v:
+// rotated and normalised (the 1 / 32) into z, z[m] = {row g's channels 16 m + 4 t, + 1 | 16 m + 4 t + 2,
+// + 3 (unit g of block ba), the same of row g + 8 (bb's)}, each an fp16 pair. H_16's mmas sum in fp16
+// with B +-1 / 32, so each n-tile's pair is already z's word (summed in fp32 and converted, the
+// fifty-sixth pass measured 2.4 points less). Without `transform` (form 'F', wrong results), x as
+// loaded. Returns the lane's largest |z| of each half of a pair.
+__device__ __forceinline__ __half2 rotate_pair(uint32_t (&v)[8][4], int lane, bool transform,
+                                               uint32_t (&z)[8][4]) {
     auto h2 = [](uint32_t u) { return *reinterpret_cast<__half2*>(&u); };
     if (transform) mix_blocks(v, lane);
     uint32_t bh[2][2];
@@ -674,14 +656,21 @@ __device__ __forceinline__ float stage_rotated_shared(uint32_t (&v)[8][4], int b
 #pragma unroll
             for (int nt = 0; nt < 2; ++nt)
                 mma_f16_sum16(d[nt], v[m][0], v[m][1], v[m][2], v[m][3], bh[nt][0], bh[nt][1]);
-        mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][0])), __habs2(h2(d[1][0]))));
-        *reinterpret_cast<uint2*>(xz + coop_at(8 * ba + g, m) + 4 * t) = make_uint2(d[0][0], d[1][0]);
-        if (bb >= 0) {
-            mh = __hmax2(mh, __hmax2(__habs2(h2(d[0][1])), __habs2(h2(d[1][1]))));
-            *reinterpret_cast<uint2*>(xz + coop_at(8 * bb + g, m) + 4 * t) = make_uint2(d[0][1], d[1][1]);
-        }
+        z[m][0] = d[0][0], z[m][1] = d[1][0], z[m][2] = d[0][1], z[m][3] = d[1][1];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) mh = __hmax2(mh, __habs2(h2(z[m][i])));
     }
-    return warp_max(fmaxf(__low2float(mh), __high2float(mh)));
+    return mh;
+}
+
+// Four channels (two fp16 pairs, lo's first) as int8 codes q = rint(x inv) in one word, rounded as the
+// oracle rounds (the product, then to the nearest even): the low byte of x inv + 1.5 2^23's bits
+// (|q| <= 127).
+__device__ __forceinline__ uint32_t quantise4(uint32_t lo, uint32_t hi, float inv) {
+    const float2 a = __half22float2(*reinterpret_cast<__half2*>(&lo)),
+                 b = __half22float2(*reinterpret_cast<__half2*>(&hi));
+    auto q = [&](float x) { return __float_as_uint(__fadd_rn(__fmul_rn(x, inv), 12582912.0f)); };
+    return low_bytes(q(a.x), q(a.y), q(b.x), q(b.y));
 }
 
 // The tensor-core form's producer: each link's share of the block in tiles (whole 8-row units, so
@@ -894,26 +883,55 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
     free_slot(empty, slot, phase, c.slots, lane);  // the end's slot
 }
 
+// The flags consume_split reads, fixed at compile time for the forms measured most (FixedForm: each
+// compiles to its own code, with no branch or register of the others'; all of them take every tile at
+// run time with K by field, unrolled), or read from Chain (RunTimeForm: every other form, one kernel).
+// Coop (forms 'B', 'E', 'F', 'H', fixed forms only): x rotated as 'R' does, each of its blocks by one warp
+// (rotate_pair) and kept in its registers, the link's absmax over all of them met at a barrier, and each
+// warp's blocks quantised by that one scale into x's tile layout, published at a second barrier, so
+// the tiles' sums are ints again, as in form 'a'.
+struct RunTimeForm {
+    static constexpr bool kFixed = false, kRotate = false, kCoop = false, kNorms = false,
+                          kSkipTransform = false;
+};
+template <bool Rotate, bool Coop, bool Norms, bool SkipTransform>
+struct FixedForm {
+    static constexpr bool kFixed = true, kRotate = Rotate, kCoop = Coop, kNorms = Norms,
+                          kSkipTransform = SkipTransform;
+};
+using FormA = FixedForm<false, false, false, false>;  // 'a'
+using FormB = FixedForm<true, true, false, false>;    // 'B'
+using FormF = FixedForm<true, true, false, true>;     // 'F'
+using FormE = FixedForm<true, true, true, false>;     // 'E' and 'H'
+
 // The split tiles in fragment order with nothing block-wide inside a link: each warp stages just
 // the x of its own units (the link's absmax known beforehand: link l - 1's blocks left it in
 // Chain::amax), adds its part of x's sum and of each tile's rows into shared ints, and the block
 // meets once at the link's end to store its rows and their |y| max. The ring's slot and phase
 // are counted, not divided out.
+template <class F>
 __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, uint64_t* full,
                               uint64_t* empty, int* sums, int* sumx, const int* tile_of, int* tile_rows,
-                              float* rmeta, __half* xz, unsigned* zmax) {
+                              float* rmeta, unsigned* zmax) {
     const int lane = static_cast<int>(threadIdx.x) & 31, cw = (static_cast<int>(threadIdx.x) >> 5) - 1;
     const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+    // The form's flags (a fixed form's are constants: every tile at run time, K by field, unrolled).
+    constexpr bool kFixed = F::kFixed;
+    const bool rotate = kFixed ? F::kRotate : c.rotate, coop = F::kCoop, norms = kFixed ? F::kNorms : c.norms,
+               skip_transform = kFixed ? F::kSkipTransform : c.skip_transform,
+               by_field = kFixed || c.by_field, unrolled = kFixed || c.unrolled,
+               warp_release = !kFixed && c.warp_release;
+    const int tail = kFixed ? 100 : c.tail;
     unsigned* ymax = reinterpret_cast<unsigned*>(sumx + 2);
     uint32_t* xw = reinterpret_cast<uint32_t*>(xs);
     int slot = 0;
     uint32_t phase = 0;
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
-        const bool hv = halved(c, L);
+        const bool hv = !F::kFixed && halved(c, L);
         const int kt = hv ? L.k / 2 : L.k,
                   half_units = kt / 128;  // halved: K's second half from unit half_units
-        const TileChunks tc(kt, c.unrolled);
+        const TileChunks tc(kt, unrolled);
         if (l > c.first && c.wait) wait_for_link(c, l - 1);
         link_stamp(c, l, kSeen);
         cycle_stamp(c, l, kCycSeen);
@@ -932,28 +950,32 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // 16 (8 u + i) + 4 j + s), quantised by the link's absmax, laid out paired (stage_x).
         // (Thread 32's acquire and the barrier after it order the absmax's load after its writers.)
         // (The rotated forms take their own scales: no absmax from the link before, nor to the next.)
-        float m = c.rotate ? 0.0f : l == c.base ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
+        float m = rotate ? 0.0f : l == c.base ? c.x0_amax : __uint_as_float(__ldcg(&c.amax[l]));
         const unsigned short* src =
             reinterpret_cast<const unsigned short*>(l == c.base ? c.x0 : kLinks[l - 1].y);
         int sx = 0;
         // Form 'N': the links of the residual's width in take it normed, those of its width out add into it.
-        const bool normed = c.norms && L.k == kNormWidth, adds = c.norms && L.n == kNormWidth;
-        // Form 'B': warp w rotates blocks w, w + 8 and w + 16 into xz; the link's absmax in zmax[l % 3]
-        // (thread 32 zeroes those of links l + 1 and l + 2 past the barrier: links l - 2's and l - 1's,
-        // read before it; two, as form 'H''s recurrent links take none).
-        if (c.coop) {
-            const int nb = kt / 1024;
+        const bool normed = norms && L.k == kNormWidth, adds = norms && L.n == kNormWidth;
+        // Form 'B': warp w rotates blocks w and w + 8 (a pass), and w + 16 (a second: down's 17 blocks, warp
+        // 0), keeping them in zr; the link's absmax in zmax[l % 3] (thread 32 zeroes those of links l + 1
+        // and l + 2 past the barrier: links l - 2's and l - 1's, read before it; two, as form 'H''s
+        // recurrent links take none). Past it, each warp quantises its blocks into x's tile layout, and
+        // a second barrier publishes them to the warps whose units they are.
+        const int nb = kt / 1024;
+        uint32_t zr[2][8][4];
+        if (coop) {
             const __half* xh = reinterpret_cast<const __half*>(src);
             const float* rs = normed ? c.resid : nullptr;
-            float mz = 0.0f;
-            // Blocks b and b + 8 a pass (down's 17 blocks: warp 0 has a second pass, for block 16), one
-            // copy of the code.
-            for (int b = cw; b < nb; b += 16) {
-                uint32_t v[8][4];
-                const int b8 = b + 8 < nb ? b + 8 : -1;
-                load_blocks(xh, rs, c.gamma, b, b8, lane, v);
-                mz = fmaxf(mz, stage_rotated_shared(v, b, b8, xz, lane, !c.skip_transform));
-            }
+            __half2 mh = __float2half2_rn(0.0f);
+#pragma unroll
+            for (int p = 0; p < 2; ++p)
+                if (cw + 16 * p < nb) {
+                    const int ba = cw + 16 * p;
+                    uint32_t v[8][4];
+                    load_blocks(xh, rs, c.gamma, ba, ba + 8 < nb ? ba + 8 : -1, lane, v);
+                    mh = __hmax2(mh, rotate_pair(v, lane, !skip_transform, zr[p]));
+                }
+            const float mz = warp_max(fmaxf(__low2float(mh), __high2float(mh)));
             cycle_stamp(c, l, kCycRotated, __float_as_uint(mz));
             if (lane == 0) atomicMax(&zmax[l % 3], __float_as_uint(mz));
             consumers_sync();
@@ -962,7 +984,28 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             m = __uint_as_float(zmax[l % 3]);
         }
         const float inv = m > 0.0f ? 127.0f / m : 0.0f, scale = m / 127.0f;
-        const bool per_block = c.rotate && !c.coop;  // form 'R''s sums, a block's each
+        const bool per_block = rotate && !coop;  // form 'R''s sums, a block's each
+        if (coop) {
+            // Word 32 u + 8 t + m of unit u (its channels 16 m + 4 t .. + 3) as the K-by-field staging
+            // below lays it out: a lane's eight words of a block's unit g in two stores.
+            const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+            for (int p = 0; p < 2; ++p)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int bk = cw + 16 * p + 8 * h;
+                    if (cw + 16 * p >= nb || bk >= nb) continue;
+                    uint32_t w[8];
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) {
+                        w[i] = quantise4(zr[p][i][2 * h], zr[p][i][2 * h + 1], inv);
+                        sx = __dp4a(static_cast<int>(w[i]), 0x01010101, sx);
+                    }
+                    uint4* d = reinterpret_cast<uint4*>(xw + 32 * (8 * bk + g) + 8 * t);
+                    d[0] = make_uint4(w[0], w[1], w[2], w[3]);
+                    d[1] = make_uint4(w[4], w[5], w[6], w[7]);
+                }
+        }
         // Form 'R': each chunk's blocks that the warp's units touch, rotated; each block's scale and the
         // warp's units' split between them in rmeta (kRotChunks a warp, three words a chunk), the codes'
         // offset over all of them in corr (in x's units).
@@ -975,7 +1018,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             int oa, ob;
             stage_rotated(reinterpret_cast<const __half*>(src), normed ? c.resid : nullptr, c.gamma, ba, bb,
                           u0 - 8 * ba, min(u1, 8 * ba + 8) - 8 * ba, bb >= 0 ? u1 - 8 * bb : 0, xw, lane, sa,
-                          sb, oa, ob, !c.skip_transform);
+                          sb, oa, ob, !skip_transform);
             corr += static_cast<float>(oa) * sa + static_cast<float>(ob) * sb;
             if (lane == 0) {
                 float* mt = rmeta + 3 * (kRotChunks * cw + ch);
@@ -985,23 +1028,20 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
         }
         // Halved, the warp's units of each chunk in both halves of K.
-        for (int part = 0; part < (hv ? 2 * tc.chunks : tc.chunks) && c.by_field && !per_block; ++part) {
+        for (int part = 0; part < (hv ? 2 * tc.chunks : tc.chunks) && by_field && !per_block && !coop;
+             ++part) {
             // By field: mma s of unit u takes inputs 128 u + 32 s + q at its K slot q, so lane w
             // quantises inputs 128 u + 4 w .. + 3 (one 8-byte load) into the word that is B's
-            // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does. Form
-            // 'B': from the block's rotated copy.
+            // register h (q = 16 h + 4 t ..) of lane t for mma s = w / 8, paired as stage_x does.
             constexpr int kMost = (kMostUnits + kConsumerWarps - 1) / kConsumerWarps;  // a warp's of a chunk
-            const int ch = part % tc.chunks, at = part / tc.chunks * half_units;
+            const int ch = hv ? part % tc.chunks : part, at = hv ? part / tc.chunks * half_units : 0;
             const int all = tc.units_of(ch, kt), u0 = at + ch * tc.units + all * cw / kConsumerWarps;
             const int nu = at + ch * tc.units + all * (cw + 1) / kConsumerWarps - u0;
             uint2 raw[kMost];
 #pragma unroll
             for (int i = 0; i < kMost; ++i)
-                if (i < nu)
-                    raw[i] = c.coop ? *reinterpret_cast<const uint2*>(xz + coop_at(u0 + i, lane >> 2) +
-                                                                      4 * (lane & 3))
-                                    : __ldcg(reinterpret_cast<const uint2*>(src + 128 * (u0 + i) + 4 * lane));
-            if (c.stamps && part == 0 && !c.coop) {
+                if (i < nu) raw[i] = __ldcg(reinterpret_cast<const uint2*>(src + 128 * (u0 + i) + 4 * lane));
+            if (c.stamps && part == 0) {
                 uint32_t all = 0;
 #pragma unroll
                 for (int i = 0; i < kMost; ++i)
@@ -1012,20 +1052,12 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
 #pragma unroll
             for (int i = 0; i < kMost; ++i)
                 if (i < nu) {
-                    const uint32_t w2[2] = {raw[i].x, raw[i].y};
-                    uint32_t packed = 0;
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        const __half x =
-                            __ushort_as_half(static_cast<unsigned short>(w2[j >> 1] >> (16 * (j & 1))));
-                        const int q = __float2int_rn(__half2float(x) * inv);
-                        sx += q;
-                        packed |= (static_cast<uint32_t>(q) & 0xffu) << (8 * j);
-                    }
+                    const uint32_t packed = quantise4(raw[i].x, raw[i].y, inv);
+                    sx = __dp4a(static_cast<int>(packed), 0x01010101, sx);
                     xw[32 * (u0 + i) + 8 * t + 2 * f + h] = packed;
                 }
         }
-        for (int ch = 0; ch < tc.chunks && !c.by_field; ++ch) {
+        for (int ch = 0; ch < tc.chunks && !by_field; ++ch) {
             const int all = tc.units_of(ch, L.k), base = ch * tc.units;
 #pragma unroll 4
             for (int u = base + all * cw / kConsumerWarps; u < base + all * (cw + 1) / kConsumerWarps; ++u) {
@@ -1042,8 +1074,10 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
         }
         sx = warp_sum(sx);
-        const int sum_at = c.warp_release ? l % 3 : l & 1;  // x's sum's shared int
+        const int sum_at = warp_release ? l % 3 : l & 1;  // x's sum's shared int
         if (lane == 0) atomicAdd(&sumx[sum_at], sx);
+        // Form 'B': every warp's blocks in before any warp's tiles read them.
+        if (coop) consumers_sync();
         __syncwarp();
         cycle_stamp(c, l, kCycStaged);  // before the global clock's read, which is slow
         link_stamp(c, l, kStaged);
@@ -1097,9 +1131,9 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
             int acc[4][4] = {}, odd[4][4] = {};
             tile_chunks([&](int, int u0, int u1, const uint8_t* wa, const int8_t* xu) {
-                if (c.unrolled && u1 - u0 == 5)
+                if (unrolled && u1 - u0 == 5)
                     tile_chunk_product_n<5>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
-                else if (c.unrolled && u1 - u0 == 6)
+                else if (unrolled && u1 - u0 == 6)
                     tile_chunk_product_n<6>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
                 else
                     tile_chunk_product<true>(wa, wa + 256 * tc.units, 256, xu, u1 - u0, lane, acc);
@@ -1123,7 +1157,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         // The block's rows of the link: r0 .. r1 - 1, or with a tail the 16 (halved 8) rows from
         // tile_rows[i] of each of its tiles i < taken, as the producer's slots name them.
         int r0 = 0, r1 = 0, taken = 0;
-        if (c.tail == 0) {
+        if (tail == 0) {
             r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
             for (int r = r0; r < r1; r += 16) consume_tile(r, min(16, r1 - r), r - r0);
         } else {
@@ -1136,10 +1170,8 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
             free_slot(empty, slot, phase, c.slots, lane);  // the end's slot
         }
-        const int sh = hv ? 3 : 4, stored = c.tail == 0 ? r1 - r0 : taken << sh;
-        auto row_of = [&](int i) {
-            return c.tail == 0 ? r0 + i : tile_rows[i >> sh] + (i & ((1 << sh) - 1));
-        };
+        const int sh = hv ? 3 : 4, stored = tail == 0 ? r1 - r0 : taken << sh;
+        auto row_of = [&](int i) { return tail == 0 ? r0 + i : tile_rows[i >> sh] + (i & ((1 << sh) - 1)); };
 
         const int kn = l + 1 < kMaxLinks ? kLinks[l + 1].k : 0;
         const float ys = scale * L.rk;
@@ -1149,7 +1181,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         link_stamp(c, l, kTiles);
         // A release a warp: link l - 1's sum was read by every warp before this barrier, and the next
         // to add into its int is link l + 2, after the next link's end's barrier.
-        if (c.warp_release && threadIdx.x == 32) sumx[(l + 2) % 3] = 0;
+        if (warp_release && threadIdx.x == 32) sumx[(l + 2) % 3] = 0;
         const int sum_x = sumx[sum_at];
         float mx = 0.0f;
         // Form 'N': the norm's 1 / rms (eps 1e-6) in the row scale. Form 'R': the sums are floats in x's
@@ -1177,7 +1209,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             if (lane == 0) atomicAdd(&c.sumsq[l + 1], ss);
         }
         mx = warp_max(mx);
-        if (c.warp_release) {
+        if (warp_release) {
             // The warp's rows' largest |y| and its count, after its lanes' stores (__syncwarp orders
             // them before lane 0's release).
             if (lane == 0 && kn > 0) atomicMax(&c.amax[l + 1], __float_as_uint(mx));
@@ -1194,7 +1226,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         consumers_sync();
         if (threadIdx.x == 32) {
             sumx[l & 1] = 0;  // the link after next is its next user, past two more barriers
-            if (kn > 0 && !c.rotate) atomicMax(&c.amax[l + 1], *ymax);
+            if (kn > 0 && !rotate) atomicMax(&c.amax[l + 1], *ymax);
             *ymax = 0;
             link_stamp(c, l, kStored);
             count_link_done(c, l);
@@ -1203,6 +1235,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
     }
 }
 
+template <class F>
 __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constant__ Chain c) {
     extern __shared__ __align__(128) uint8_t smem[];
     uint8_t* ring = smem;
@@ -1260,126 +1293,128 @@ __global__ void __launch_bounds__(kThreads, 1) chain_kernel(const __grid_constan
     }
 
     // The consumers.
-    if (c.local) {
-        consume_split(c, ring, xs, full, empty, sums, sumx, tile_of, tile_rows,
-                      reinterpret_cast<float*>(partial), reinterpret_cast<__half*>(ring + kCoopScratchAt),
-                      zmax);
+    if (F::kFixed || c.local) {
+        consume_split<F>(c, ring, xs, full, empty, sums, sumx, tile_of, tile_rows,
+                         reinterpret_cast<float*>(partial), zmax);
         return;
     }
-    const int cw = warp - 1;
-    const uint4* x4 = reinterpret_cast<const uint4*>(xs);
-    int slot = 0;
-    uint32_t round = 0;
-    uint32_t seq = 0;  // the tensor-core form: chunks so far, as produce_tiles counts them
-    int tile = 0;      // and tiles so far, round robin over the warps
-    for (int l = c.first; l < c.first + c.links; ++l) {
-        const Link& L = kLinks[l];
-        if (l > c.first && c.wait) wait_for_link(c, l - 1);
-        int sum_x = 0;
-        const float scale =
-            c.stage ? stage_x(l == c.base ? c.x0 : kLinks[l - 1].y, L.k, xs, c.paired, &sum_x, red_f, red_i)
-                    : 0.0f;
-        const float ys = scale * L.rk;
-        if (c.mma) {
-            const TileChunks tc(L.k);
-            const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
-            for (int r = r0; r < r1; r += 16, ++tile) {
-                // Every warp waits for every chunk and frees it (the owner once it has its sums), as
-                // in the row forms: so no warp waits on a slot's phase more than one round ahead,
-                // and none frees a slot before its owner is done with it.
-                const bool mine = tile % kConsumerWarps == cw;
-                int acc[4][4] = {};
-                for (int ch = 0; ch < tc.chunks; ++ch, ++seq) {
-                    const int s = static_cast<int>(seq % c.slots);
-                    mbarrier_wait(&full[s], (seq / c.slots) & 1);
-                    if (c.rows && (mine || c.split)) {
-                        // Split: warp cw takes its eighth of the chunk's units, all 16 rows.
-                        const int all = tc.units_of(ch, L.k);
-                        const int u0 = c.split ? all * cw / kConsumerWarps : 0;
-                        const int u1 = c.split ? all * (cw + 1) / kConsumerWarps : all;
-                        const uint8_t* slot = ring + s * kMmaSlotBytes;
-                        const int g = lane >> 2, step = c.tiled ? 256 : 32;
-                        const uint8_t* wa =
-                            slot + step * u0 + (c.tiled ? 8 * lane : g * tc.stride + 8 * (lane & 3));
-                        const uint8_t* wb = wa + (c.tiled ? 256 * tc.units : 8 * tc.stride);
-                        const int8_t* xu = xs + 128 * (ch * tc.units + u0);
-                        if (c.paired)
-                            tile_chunk_product<true>(wa, wb, step, xu, u1 - u0, lane, acc);
-                        else
-                            tile_chunk_product<false>(wa, wb, step, xu, u1 - u0, lane, acc);
+    if constexpr (!F::kFixed) {  // the other consumers: a fixed form is consume_split's
+        const int cw = warp - 1;
+        const uint4* x4 = reinterpret_cast<const uint4*>(xs);
+        int slot = 0;
+        uint32_t round = 0;
+        uint32_t seq = 0;  // the tensor-core form: chunks so far, as produce_tiles counts them
+        int tile = 0;      // and tiles so far, round robin over the warps
+        for (int l = c.first; l < c.first + c.links; ++l) {
+            const Link& L = kLinks[l];
+            if (l > c.first && c.wait) wait_for_link(c, l - 1);
+            int sum_x = 0;
+            const float scale = c.stage ? stage_x(l == c.base ? c.x0 : kLinks[l - 1].y, L.k, xs, c.paired,
+                                                  &sum_x, red_f, red_i)
+                                        : 0.0f;
+            const float ys = scale * L.rk;
+            if (c.mma) {
+                const TileChunks tc(L.k);
+                const int r0 = tile_share_begin(L.n, b, blocks), r1 = tile_share_begin(L.n, b + 1, blocks);
+                for (int r = r0; r < r1; r += 16, ++tile) {
+                    // Every warp waits for every chunk and frees it (the owner once it has its sums), as
+                    // in the row forms: so no warp waits on a slot's phase more than one round ahead,
+                    // and none frees a slot before its owner is done with it.
+                    const bool mine = tile % kConsumerWarps == cw;
+                    int acc[4][4] = {};
+                    for (int ch = 0; ch < tc.chunks; ++ch, ++seq) {
+                        const int s = static_cast<int>(seq % c.slots);
+                        mbarrier_wait(&full[s], (seq / c.slots) & 1);
+                        if (c.rows && (mine || c.split)) {
+                            // Split: warp cw takes its eighth of the chunk's units, all 16 rows.
+                            const int all = tc.units_of(ch, L.k);
+                            const int u0 = c.split ? all * cw / kConsumerWarps : 0;
+                            const int u1 = c.split ? all * (cw + 1) / kConsumerWarps : all;
+                            const uint8_t* slot = ring + s * kMmaSlotBytes;
+                            const int g = lane >> 2, step = c.tiled ? 256 : 32;
+                            const uint8_t* wa =
+                                slot + step * u0 + (c.tiled ? 8 * lane : g * tc.stride + 8 * (lane & 3));
+                            const uint8_t* wb = wa + (c.tiled ? 256 * tc.units : 8 * tc.stride);
+                            const int8_t* xu = xs + 128 * (ch * tc.units + u0);
+                            if (c.paired)
+                                tile_chunk_product<true>(wa, wb, step, xu, u1 - u0, lane, acc);
+                            else
+                                tile_chunk_product<false>(wa, wb, step, xu, u1 - u0, lane, acc);
+                        }
+                        __syncwarp();
+                        if (lane == 0) mbarrier_arrive(&empty[s]);
+                    }
+                    if (!c.rows) continue;
+                    const int g = lane >> 2, rows = min(16, r1 - r);
+                    if (c.deferred) {
+                        // Added into the rows' shared sums without waiting for the other warps: the
+                        // link's end (below) stores them once every warp is done.
+                        if ((lane & 3) == 0)
+                            for (int h = 0; h < 2; ++h)
+                                if (g + 8 * h < rows) atomicAdd(&sums[r - r0 + g + 8 * h], sum64(acc, 2 * h));
+                        continue;
+                    }
+                    if (c.split) {
+                        // The warps' partial sums meet in shared memory, in two buffers by turns: a
+                        // tile's are read before the next tile's barrier, so the tile after may reuse them.
+                        int* part = partial + (tile & 1) * kConsumerWarps * 16;
+                        if ((lane & 3) == 0) {
+                            part[cw * 16 + g] = sum64(acc, 0);
+                            part[cw * 16 + g + 8] = sum64(acc, 2);
+                        }
+                        consumers_sync();
+                        if (mine && lane < rows) {
+                            int d = 0;
+#pragma unroll
+                            for (int w = 0; w < kConsumerWarps; ++w) d += part[w * 16 + lane];
+                            L.y[r + lane] = __float2half_rn(row_y(d, sum_x, ys));
+                        }
+                        continue;
+                    }
+                    if (mine && (lane & 3) == 0)
+                        for (int h = 0; h < 2; ++h)
+                            if (g + 8 * h < rows)
+                                L.y[r + g + 8 * h] = __float2half_rn(row_y(sum64(acc, 2 * h), sum_x, ys));
+                }
+            } else {
+                const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
+                const int per = slot_rows(L.k), words = L.k / 16;
+                int turn = 0;  // rows of the link's share so far, round robin over the warps
+                for (int r = r0; r < r1; r += per) {
+                    mbarrier_wait(&full[slot], round & 1);
+                    const int nr = c.rows ? min(per, r1 - r) : 0;
+                    const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
+                    for (int j = 0; j < nr; ++j, ++turn) {
+                        if (turn % kConsumerWarps != cw) continue;
+                        const int dot = (c.ilp ? row_dot_ilp(rows + j * words, x4, words, lane)
+                                               : row_dot(rows + j * words, x4, words, lane)) -
+                                        sum_x;
+                        if (lane == 0) L.y[r + j] = __float2half_rn(static_cast<float>(dot) * ys);
                     }
                     __syncwarp();
-                    if (lane == 0) mbarrier_arrive(&empty[s]);
-                }
-                if (!c.rows) continue;
-                const int g = lane >> 2, rows = min(16, r1 - r);
-                if (c.deferred) {
-                    // Added into the rows' shared sums without waiting for the other warps: the
-                    // link's end (below) stores them once every warp is done.
-                    if ((lane & 3) == 0)
-                        for (int h = 0; h < 2; ++h)
-                            if (g + 8 * h < rows) atomicAdd(&sums[r - r0 + g + 8 * h], sum64(acc, 2 * h));
-                    continue;
-                }
-                if (c.split) {
-                    // The warps' partial sums meet in shared memory, in two buffers by turns: a
-                    // tile's are read before the next tile's barrier, so the tile after may reuse them.
-                    int* part = partial + (tile & 1) * kConsumerWarps * 16;
-                    if ((lane & 3) == 0) {
-                        part[cw * 16 + g] = sum64(acc, 0);
-                        part[cw * 16 + g + 8] = sum64(acc, 2);
+                    if (lane == 0) mbarrier_arrive(&empty[slot]);
+                    if (++slot == c.slots) {
+                        slot = 0;
+                        ++round;
                     }
-                    consumers_sync();
-                    if (mine && lane < rows) {
-                        int d = 0;
-#pragma unroll
-                        for (int w = 0; w < kConsumerWarps; ++w) d += part[w * 16 + lane];
-                        L.y[r + lane] = __float2half_rn(row_y(d, sum_x, ys));
-                    }
-                    continue;
-                }
-                if (mine && (lane & 3) == 0)
-                    for (int h = 0; h < 2; ++h)
-                        if (g + 8 * h < rows)
-                            L.y[r + g + 8 * h] = __float2half_rn(row_y(sum64(acc, 2 * h), sum_x, ys));
-            }
-        } else {
-            const int r0 = share_begin(L.n, b, blocks), r1 = share_begin(L.n, b + 1, blocks);
-            const int per = slot_rows(L.k), words = L.k / 16;
-            int turn = 0;  // rows of the link's share so far, round robin over the warps
-            for (int r = r0; r < r1; r += per) {
-                mbarrier_wait(&full[slot], round & 1);
-                const int nr = c.rows ? min(per, r1 - r) : 0;
-                const uint32_t* rows = reinterpret_cast<const uint32_t*>(ring + slot * kSlotBytes);
-                for (int j = 0; j < nr; ++j, ++turn) {
-                    if (turn % kConsumerWarps != cw) continue;
-                    const int dot = (c.ilp ? row_dot_ilp(rows + j * words, x4, words, lane)
-                                           : row_dot(rows + j * words, x4, words, lane)) -
-                                    sum_x;
-                    if (lane == 0) L.y[r + j] = __float2half_rn(static_cast<float>(dot) * ys);
-                }
-                __syncwarp();
-                if (lane == 0) mbarrier_arrive(&empty[slot]);
-                if (++slot == c.slots) {
-                    slot = 0;
-                    ++round;
                 }
             }
-        }
-        if (c.deferred) {
-            // Every warp's sums are in: the block's rows of the link stored, their sums zeroed for
-            // the next (its first adds come after stage_x's barriers).
+            if (c.deferred) {
+                // Every warp's sums are in: the block's rows of the link stored, their sums zeroed for
+                // the next (its first adds come after stage_x's barriers).
+                consumers_sync();
+                const int r0 = tile_share_begin(L.n, b, blocks),
+                          rows = tile_share_begin(L.n, b + 1, blocks) - r0;
+                for (int i = static_cast<int>(threadIdx.x) - 32; i < rows; i += 32 * kConsumerWarps) {
+                    L.y[r0 + i] = __float2half_rn(row_y(sums[i], sum_x, ys));
+                    sums[i] = 0;
+                }
+            }
+            // The block's rows of link l are stored: one release for all of them (the barrier orders
+            // every warp's stores before thread 32's count), and x's staging buffer is free again.
             consumers_sync();
-            const int r0 = tile_share_begin(L.n, b, blocks), rows = tile_share_begin(L.n, b + 1, blocks) - r0;
-            for (int i = static_cast<int>(threadIdx.x) - 32; i < rows; i += 32 * kConsumerWarps) {
-                L.y[r0 + i] = __float2half_rn(row_y(sums[i], sum_x, ys));
-                sums[i] = 0;
-            }
+            if (threadIdx.x == 32) count_link_done(c, l);
         }
-        // The block's rows of link l are stored: one release for all of them (the barrier orders
-        // every warp's stores before thread 32's count), and x's staging buffer is free again.
-        consumers_sync();
-        if (threadIdx.x == 32) count_link_done(c, l);
     }
 }
 
@@ -1742,14 +1777,33 @@ double copy_gb_s() {
     return 2.0 * bytes / (best * 1e-3) / 1e9;
 }
 
+// The kernel a form runs: the fixed forms' own (FixedForm; 'a' with `generic`, NIWA_DATAFLOW_GENERIC, the
+// one that reads the flags from Chain, to measure what fixing them gains), the other forms' that one.
+const void* kernel_of(char parts, bool generic) {
+    switch (parts) {
+        case 'a':
+            if (!generic) return reinterpret_cast<const void*>(chain_kernel<FormA>);
+            break;
+        case 'B':
+            return reinterpret_cast<const void*>(chain_kernel<FormB>);
+        case 'F':
+            return reinterpret_cast<const void*>(chain_kernel<FormF>);
+        case 'E':
+        case 'H':
+            return reinterpret_cast<const void*>(chain_kernel<FormE>);
+    }
+    return reinterpret_cast<const void*>(chain_kernel<RunTimeForm>);
+}
+
 }  // namespace
 
 int main() {
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     const double copy = copy_gb_s();
-    std::printf("{\"gpu\": \"%s\", \"sms\": %d, \"copy_gb_s\": %.1f}\n", prop.name, prop.multiProcessorCount,
-                copy);
+    const bool generic = std::getenv("NIWA_DATAFLOW_GENERIC") != nullptr;
+    std::printf("{\"gpu\": \"%s\", \"sms\": %d, \"copy_gb_s\": %.1f, \"generic\": %s}\n", prop.name,
+                prop.multiProcessorCount, copy, generic ? "true" : "false");
 
     // The 27B layout's one-row matmuls in step order (kernels/../MODEL.md: 64 layers, every
     // fourth full attention; q+k+v stacked at one token as since e48e381).
@@ -1879,8 +1933,9 @@ int main() {
     const size_t smem = kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) +
                         2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4 + (kMaxShareRows + 3) * 4 +
                         (kMaxSlots + kMaxTiles + 3) * 4;
-    CHECK(cudaFuncSetAttribute(chain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(smem)));
+    for (char parts : {'a', 'B', 'F', 'E', 'f'})
+        CHECK(cudaFuncSetAttribute(kernel_of(parts, false), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
     // The links' counts, absmaxes, run-time tiles and sums of squares zeroed, and the residual stream
@@ -1904,7 +1959,6 @@ int main() {
     auto one_of = [](char parts, const char* forms) { return std::strchr(forms, parts) != nullptr; };
     auto rotated = [&](char parts) { return one_of(parts, "RNDSBEFH"); };
     auto with_norms = [&](char parts) { return one_of(parts, "NDEH"); };  // the residual and its norms
-    auto coop = [&](char parts) { return one_of(parts, "BEFH"); };        // a block a warp, one scale
     auto recurrent = [&](char parts) { return one_of(parts, "DH"); };     // with the GDN recurrent links
     auto on_tensor_cores = [&](char parts) { return one_of(parts, "mMktTqpxyudawhg") || rotated(parts); };
     auto launch = [&](int slots, bool wait, int first = 0, int count = -1, char parts = 'f') {
@@ -1922,11 +1976,6 @@ int main() {
         c.tail = parts == 'd' ? 25 : one_of(parts, "awhg") || rotated(parts) ? 100 : 0;
         c.rotate = rotated(parts);
         c.skip_transform = one_of(parts, "SF");
-        c.coop = coop(parts);
-        if (c.coop && slots > kCoopMaxSlots) {
-            std::fprintf(stderr, "form %c takes at most %d slots, not %d\n", parts, kCoopMaxSlots, slots);
-            std::exit(1);
-        }
         c.norms = with_norms(parts);
         c.halve = parts == 'h' ? 1 : parts == 'g' ? 8192 : 0;
         c.warp_release = parts == 'w';
@@ -1936,8 +1985,8 @@ int main() {
         c.first = c.base + first;
         c.links = count >= 0 ? count : recurrent(parts) ? static_cast<int>(dlinks.size()) : all;
         void* args[] = {&c};
-        CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(chain_kernel), dim3(blocks), dim3(kThreads),
-                                          args, smem, 0));
+        CHECK(cudaLaunchCooperativeKernel(kernel_of(parts, generic), dim3(blocks), dim3(kThreads), args, smem,
+                                          0));
     };
 
     // NIWA_DATAFLOW_FORMS=<letters>: only the forms (and the checks) whose parts are among the letters,
@@ -1950,9 +1999,7 @@ int main() {
     if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
         for (int i = 0; i < 2; ++i) {
             reset_counts(recurrent(only[0]));
-            const int deepest = coop(only[0])              ? kCoopMaxSlots
-                                : on_tensor_cores(only[0]) ? kMmaSlots
-                                                           : kMaxSlots;
+            const int deepest = on_tensor_cores(only[0]) ? kMmaSlots : kMaxSlots;
             launch(deepest, only[1] != '0', 0, -1, only[0]);
             CHECK(cudaDeviceSynchronize());
         }
@@ -1964,46 +2011,14 @@ int main() {
     const int checked = 6;
     int wrong = 0;  // forms whose check failed: still timed, and the probe fails at its end
     const std::pair<int, char> checks[] = {
-        {kMaxSlots, 'f'},
-        {2, 'f'},
-        {kMaxSlots, 'i'},
-        {kMmaSlots, 'm'},
-        {2, 'm'},
-        {kMmaSlots, 'k'},
-        {2, 'k'},
-        {kMmaSlots, 't'},
-        {2, 't'},
-        {kMmaSlots, 'q'},
-        {kMmaSlots, 'p'},
-        {2, 'p'},
-        {kMmaSlots, 'x'},
-        {2, 'x'},
-        {kMmaSlots, 'y'},
-        {2, 'y'},
-        {kMmaSlots, 'u'},
-        {2, 'u'},
-        {kMmaSlots, 'd'},
-        {2, 'd'},
-        {kMmaSlots, 'a'},
-        {2, 'a'},
-        {kMmaSlots, 'w'},
-        {2, 'w'},
-        {kMmaSlots, 'h'},
-        {2, 'h'},
-        {kMmaSlots, 'g'},
-        {2, 'g'},
-        {kMmaSlots, 'R'},
-        {2, 'R'},
-        {kMmaSlots, 'N'},
-        {2, 'N'},
-        {kMmaSlots, 'D'},
-        {2, 'D'},
-        {kCoopMaxSlots, 'B'},
-        {2, 'B'},
-        {kCoopMaxSlots, 'E'},
-        {2, 'E'},
-        {kCoopMaxSlots, 'H'},
-        {2, 'H'},
+        {kMaxSlots, 'f'}, {2, 'f'},         {kMaxSlots, 'i'}, {kMmaSlots, 'm'}, {2, 'm'},
+        {kMmaSlots, 'k'}, {2, 'k'},         {kMmaSlots, 't'}, {2, 't'},         {kMmaSlots, 'q'},
+        {kMmaSlots, 'p'}, {2, 'p'},         {kMmaSlots, 'x'}, {2, 'x'},         {kMmaSlots, 'y'},
+        {2, 'y'},         {kMmaSlots, 'u'}, {2, 'u'},         {kMmaSlots, 'd'}, {2, 'd'},
+        {kMmaSlots, 'a'}, {2, 'a'},         {kMmaSlots, 'w'}, {2, 'w'},         {kMmaSlots, 'h'},
+        {2, 'h'},         {kMmaSlots, 'g'}, {2, 'g'},         {kMmaSlots, 'R'}, {2, 'R'},
+        {kMmaSlots, 'N'}, {2, 'N'},         {kMmaSlots, 'D'}, {2, 'D'},         {kMmaSlots, 'B'},
+        {2, 'B'},         {kMmaSlots, 'E'}, {2, 'E'},         {kMmaSlots, 'H'}, {2, 'H'},
     };
     for (const auto& [slots, parts] : checks) {
         if (!wanted(parts)) continue;
@@ -2179,12 +2194,12 @@ int main() {
     // And with each GDN layer's recurrent step as a link of its own, its state streamed like weights.
     if (wanted('D')) time_form(row_form('D'), 'D', {kMmaSlots, 4});
     // And 'R' and 'N' with each block of x rotated once by one warp, one scale a link met at a barrier.
-    if (wanted('B')) time_form(row_form('B'), 'B', {kCoopMaxSlots, 4});
-    if (wanted('E')) time_form(row_form('E'), 'E', {kCoopMaxSlots, 4});
+    if (wanted('B')) time_form(row_form('B'), 'B', {kMmaSlots, 4});
+    if (wanted('E')) time_form(row_form('E'), 'E', {kMmaSlots, 4});
     // And 'B' without the transform's arithmetic (wrong results): what the rest of its staging costs.
     if (wanted('F')) time_form(row_form('F'), 'F', {4});
     // And 'E' with each GDN layer's recurrent step as a link ('D''s chain).
-    if (wanted('H')) time_form(row_form('H'), 'H', {kCoopMaxSlots, 4});
+    if (wanted('H')) time_form(row_form('H'), 'H', {kMmaSlots, 4});
     // And with each warp releasing its own rows: no barrier after the rows' stores but the next
     // wait's (without the waits it keeps one, so only with them).
     if (wanted('w'))
