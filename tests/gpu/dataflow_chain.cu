@@ -39,7 +39,11 @@
 // staging and sums without the transform's arithmetic); and with the residual stream and its
 // RMS norms as well (the sum of squares added up by the rows' writers, 1 / rms in the output scale); and
 // with each GDN layer's recurrent step as a link of its own (consume_delta), its state streamed through
-// the ring like weights and checked against a CPU oracle of the delta rule.
+// the ring like weights and checked against a CPU oracle of the delta rule. And (the fifty-fifth and
+// fifty-sixth passes) with each block of x rotated once, by one warp that keeps it in registers, the
+// link's one scale met at a barrier and each warp quantising its own blocks into the tiles' layout
+// ('B'; 'E' with the norms, 'H' with the recurrent steps as well, 'F' without the transform); the
+// forms measured most each compiled to a kernel of their own (FixedForm).
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit
 // (the rotated forms within a tolerance of the exact rotation, the recurrent steps of their fp32).
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.

@@ -218,7 +218,8 @@ dataflow() {
   # tolerance of the exact arithmetic); x rotated a block a warp with one scale a link met at a
   # barrier, with the norms and the recurrent steps; and last where a link's time goes in the
   # unrolled and rotated forms (stamped runs, staging's steps by the SM's clock).
-  # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts).
+  # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts);
+  # NIWA_DATAFLOW_GENERIC=1 runs 'a' through the kernel that reads its flags at run time, not its own.
   probe dataflow_chain sm_90a dataflow-chain.jsonl
 }
 
