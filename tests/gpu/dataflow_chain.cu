@@ -479,7 +479,8 @@ __device__ __forceinline__ void h16_fragment(int lane, uint32_t one, uint32_t (&
     }
 }
 
-// The four low bytes of a, b, c, d in one word (q's two's complement, from fmaf(z, inv, 1.5 * 2^23)'s bits).
+// The four low bytes of a, b, c, d in one word (q's two's complement, from the bits of z inv + 1.5 * 2^23,
+// fused as form 'R' rounds or not as quantise4 does).
 __device__ __forceinline__ uint32_t low_bytes(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
     return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
 }
@@ -932,7 +933,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
     uint32_t phase = 0;
     for (int l = c.first; l < c.first + c.links; ++l) {
         const Link& L = kLinks[l];
-        const bool hv = !F::kFixed && halved(c, L);
+        const bool hv = !kFixed && halved(c, L);
         const int kt = hv ? L.k / 2 : L.k,
                   half_units = kt / 128;  // halved: K's second half from unit half_units
         const TileChunks tc(kt, unrolled);
@@ -998,7 +999,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int bk = cw + 16 * p + 8 * h;
-                    if (cw + 16 * p >= nb || bk >= nb) continue;
+                    if (bk >= nb) continue;  // past the warp's passes too
                     uint32_t w[8];
 #pragma unroll
                     for (int i = 0; i < 8; ++i) {
@@ -1937,9 +1938,11 @@ int main() {
     const size_t smem = kMaxSlots * kSlotBytes + kMaxK + 2 * kMaxSlots * sizeof(uint64_t) +
                         2 * kConsumerWarps * 4 + 2 * kConsumerWarps * 16 * 4 + (kMaxShareRows + 3) * 4 +
                         (kMaxSlots + kMaxTiles + 3) * 4;
-    for (char parts : {'a', 'B', 'F', 'E', 'f'})
-        CHECK(cudaFuncSetAttribute(kernel_of(parts, false), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(smem)));
+    // Every kernel kernel_of gives its shared memory: asked for every letter, as several share one.
+    for (int parts = 'A'; parts <= 'z'; ++parts)
+        for (bool g : {false, true})
+            CHECK(cudaFuncSetAttribute(kernel_of(static_cast<char>(parts), g),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     const int blocks = prop.multiProcessorCount;
     const int all = c.links;
     // The links' counts, absmaxes, run-time tiles and sums of squares zeroed, and the residual stream
