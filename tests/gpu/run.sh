@@ -220,7 +220,8 @@ dataflow() {
   # unrolled and rotated forms (stamped runs, staging's steps by the SM's clock).
   # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts);
   # NIWA_DATAFLOW_GENERIC=1 runs 'a' through the kernel that reads its flags at run time, not its own.
-  probe dataflow_chain sm_90a dataflow-chain.jsonl
+  probe dataflow_chain sm_90a dataflow-chain.jsonl >/dev/null
+  python3 tests/gpu/dataflow_summary.py "$out/dataflow-chain.jsonl"  # a line a figure; fails on a failed check
 }
 
 dataflow_stalls() {
