@@ -43,7 +43,9 @@
 // fifty-sixth passes) with each block of x rotated once, by one warp that keeps it in registers, the
 // link's one scale met at a barrier and each warp quantising its own blocks into the tiles' layout
 // ('B'; 'E' with the norms, 'H' with the recurrent steps as well, 'F' without the transform); the
-// forms measured most each compiled to a kernel of their own (FixedForm).
+// forms measured most each compiled to a kernel of their own (FixedForm). Built with
+// -DNIWA_CONSUMER_WARPS=16, form 'a' with sixteen consumer warps a block instead of eight (93
+// registers; the fifty-seventh pass's plan: whether more warps hide the tiles' latencies).
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit
 // (the rotated forms within a tolerance of the exact rotation, the recurrent steps of their fp32).
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
@@ -79,7 +81,13 @@ using niwa::kernels::cuda::mma_f16_sum16;
 using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
-constexpr int kConsumerWarps = 8;
+// Consumer warps a block: 8, or 16 when built with -DNIWA_CONSUMER_WARPS=16 (then only form 'a' runs:
+// the rotated forms' staging gives each of eight warps its blocks).
+#ifndef NIWA_CONSUMER_WARPS
+#define NIWA_CONSUMER_WARPS 8
+#endif
+constexpr int kConsumerWarps = NIWA_CONSUMER_WARPS;
+static_assert(kConsumerWarps == 8 || kConsumerWarps == 16, "eight or sixteen consumer warps");
 constexpr int kThreads = 32 * (1 + kConsumerWarps);  // warp 0 is the producer
 constexpr int kSlotBytes = 20 * 1024;
 constexpr int kMaxSlots = 9;
@@ -1136,10 +1144,12 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
             int acc[4][4] = {}, odd[4][4] = {};
             tile_chunks([&](int, int u0, int u1, const uint8_t* wa, const int8_t* xu) {
-                if (unrolled && u1 - u0 == 5)
-                    tile_chunk_product_n<5>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
-                else if (unrolled && u1 - u0 == 6)
-                    tile_chunk_product_n<6>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
+                // A chunk's 40-48 units give each of 8 warps 5 or 6, each of 16 warps 2 or 3.
+                constexpr int kFew = kConsumerWarps == 8 ? 5 : 2;
+                if (unrolled && u1 - u0 == kFew)
+                    tile_chunk_product_n<kFew>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
+                else if (unrolled && u1 - u0 == kFew + 1)
+                    tile_chunk_product_n<kFew + 1>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
                 else
                     tile_chunk_product<true>(wa, wa + 256 * tc.units, 256, xu, u1 - u0, lane, acc);
             });
@@ -1807,8 +1817,9 @@ int main() {
     CHECK(cudaGetDeviceProperties(&prop, 0));
     const double copy = copy_gb_s();
     const bool generic = std::getenv("NIWA_DATAFLOW_GENERIC") != nullptr;
-    std::printf("{\"gpu\": \"%s\", \"sms\": %d, \"copy_gb_s\": %.1f, \"generic\": %s}\n", prop.name,
-                prop.multiProcessorCount, copy, generic ? "true" : "false");
+    std::printf(
+        "{\"gpu\": \"%s\", \"sms\": %d, \"copy_gb_s\": %.1f, \"generic\": %s, \"consumer_warps\": %d}\n",
+        prop.name, prop.multiProcessorCount, copy, generic ? "true" : "false", kConsumerWarps);
 
     // The 27B layout's one-row matmuls in step order (kernels/../MODEL.md: 64 layers, every
     // fourth full attention; q+k+v stacked at one token as since e48e381).
@@ -1999,6 +2010,14 @@ int main() {
     // NIWA_DATAFLOW_FORMS=<letters>: only the forms (and the checks) whose parts are among the letters,
     // 'L' for a launch a link (all of them when unset).
     const char* forms = std::getenv("NIWA_DATAFLOW_FORMS");
+    const char* only_form = std::getenv("NIWA_DATAFLOW_ONLY");
+    if (kConsumerWarps != 8 &&
+        (only_form != nullptr ? only_form[0] != 'a'
+                              : forms == nullptr || std::strspn(forms, "a") != std::strlen(forms))) {
+        std::fprintf(stderr, "built for %d consumer warps: only form 'a' runs (NIWA_DATAFLOW_FORMS=a)\n",
+                     kConsumerWarps);
+        return 2;
+    }
     auto wanted = [&](char parts) { return forms == nullptr || std::strchr(forms, parts) != nullptr; };
 
     // NIWA_DATAFLOW_ONLY=<parts>[0]: that form alone, launched twice (at its deepest ring, with the

@@ -181,10 +181,10 @@ probe() {
   "build-gpu/$1" | tee "$out/$3"
 }
 
-# probe_build NAME ARCH: tests/gpu/NAME.cu built for ARCH as build-gpu/NAME.
+# probe_build NAME ARCH: tests/gpu/NAME.cu built for ARCH as build-gpu/NAME (with NIWA_NVCC_FLAGS added).
 probe_build() {
   mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch="$2" -I. "tests/gpu/$1.cu" -o "build-gpu/$1"
+  nvcc -O3 -std=c++17 -arch="$2" -I. ${NIWA_NVCC_FLAGS:-} "tests/gpu/$1.cu" -o "build-gpu/$1"
 }
 
 patterns() {
@@ -219,7 +219,8 @@ dataflow() {
   # barrier, with the norms and the recurrent steps; and last where a link's time goes in the
   # unrolled and rotated forms (stamped runs, staging's steps by the SM's clock).
   # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts);
-  # NIWA_DATAFLOW_GENERIC=1 runs 'a' through the kernel that reads its flags at run time, not its own.
+  # NIWA_DATAFLOW_GENERIC=1 runs 'a' through the kernel that reads its flags at run time, not its own;
+  # NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 builds it with sixteen consumer warps (form 'a' only).
   probe dataflow_chain sm_90a dataflow-chain.jsonl >/dev/null
   python3 tests/gpu/dataflow_summary.py "$out/dataflow-chain.jsonl"  # a line a figure; fails on a failed check
 }
