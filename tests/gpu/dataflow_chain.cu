@@ -81,8 +81,8 @@ using niwa::kernels::cuda::mma_f16_sum16;
 using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
-// Consumer warps a block: 8, or 16 when built with -DNIWA_CONSUMER_WARPS=16 (then only form 'a' runs:
-// the rotated forms' staging gives each of eight warps its blocks).
+// Consumer warps a block: 8, or 16 when built with -DNIWA_CONSUMER_WARPS=16 (then only form 'a' and the
+// ring alone, 'T', run: the rotated forms' staging gives each of eight warps its blocks).
 #ifndef NIWA_CONSUMER_WARPS
 #define NIWA_CONSUMER_WARPS 8
 #endif
@@ -2013,9 +2013,11 @@ int main() {
     const char* only_form = std::getenv("NIWA_DATAFLOW_ONLY");
     if (kConsumerWarps != 8 &&
         (only_form != nullptr ? only_form[0] != 'a'
-                              : forms == nullptr || std::strspn(forms, "a") != std::strlen(forms))) {
-        std::fprintf(stderr, "built for %d consumer warps: only form 'a' runs (NIWA_DATAFLOW_FORMS=a)\n",
-                     kConsumerWarps);
+                              : forms == nullptr || std::strspn(forms, "aT") != std::strlen(forms))) {
+        std::fprintf(
+            stderr,
+            "built for %d consumer warps: only form 'a' and the ring alone run (NIWA_DATAFLOW_FORMS=aT)\n",
+            kConsumerWarps);
         return 2;
     }
     auto wanted = [&](char parts) { return forms == nullptr || std::strchr(forms, parts) != nullptr; };

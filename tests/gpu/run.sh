@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [dataflow] [dataflow_stalls] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [dataflow] [dataflow_warps] [dataflow_stalls] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -181,10 +181,11 @@ probe() {
   "build-gpu/$1" | tee "$out/$3"
 }
 
-# probe_build NAME ARCH: tests/gpu/NAME.cu built for ARCH as build-gpu/NAME (with NIWA_NVCC_FLAGS added).
+# probe_build NAME ARCH [BINARY]: tests/gpu/NAME.cu built for ARCH as build-gpu/NAME (or build-gpu/BINARY),
+# with NIWA_NVCC_FLAGS added.
 probe_build() {
   mkdir -p build-gpu
-  nvcc -O3 -std=c++17 -arch="$2" -I. ${NIWA_NVCC_FLAGS:-} "tests/gpu/$1.cu" -o "build-gpu/$1"
+  nvcc -O3 -std=c++17 -arch="$2" -I. ${NIWA_NVCC_FLAGS:-} "tests/gpu/$1.cu" -o "build-gpu/${3:-$1}"
 }
 
 patterns() {
@@ -223,6 +224,22 @@ dataflow() {
   # NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 builds it with sixteen consumer warps (form 'a' only).
   probe dataflow_chain sm_90a dataflow-chain.jsonl >/dev/null
   python3 tests/gpu/dataflow_summary.py "$out/dataflow-chain.jsonl"  # a line a figure; fails on a failed check
+}
+
+dataflow_warps() {
+  # Form 'a' and the ring alone ('T') with eight consumer warps a block and with sixteen (the probe
+  # built both ways), twice each in turn on one card: whether more warps hide the tiles' latencies
+  # (docs/BENCHMARKS.md, fifty-seventh pass).
+  probe_build dataflow_chain sm_90a dataflow_chain8 &
+  NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 probe_build dataflow_chain sm_90a dataflow_chain16
+  wait
+  local i w
+  for i in 1 2; do
+    for w in 8 16; do
+      NIWA_DATAFLOW_FORMS=aT "build-gpu/dataflow_chain$w" >"$out/dataflow-warps$w-$i.jsonl"
+    done
+  done
+  python3 tests/gpu/dataflow_summary.py "$out"/dataflow-warps*.jsonl
 }
 
 dataflow_stalls() {
