@@ -57,6 +57,7 @@
 #include "kernels/cuda/wait_bound.cuh"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -2024,13 +2025,27 @@ int main() {
 
     // NIWA_DATAFLOW_ONLY=<parts>[0]: that form alone, launched twice (at its deepest ring, with the
     // waits, or without them after a 0), and nothing else: for a profiler (run.sh dataflow_stalls).
+    // NIWA_DATAFLOW_LAUNCHES=n launches it n times instead, and prints (on stderr) the wall-clock span
+    // of the launches in ms since the epoch, for a sampler of the card's clock and power (run.sh
+    // dataflow_clocks).
     if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
-        for (int i = 0; i < 2; ++i) {
+        const char* n_env = std::getenv("NIWA_DATAFLOW_LAUNCHES");
+        const int launches = n_env != nullptr ? std::max(1, std::atoi(n_env)) : 2;
+        auto epoch_ms = [] {
+            return std::chrono::duration<double, std::milli>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        };
+        const double from_ms = epoch_ms();
+        for (int i = 0; i < launches; ++i) {
             reset_counts(recurrent(only[0]));
             const int deepest = on_tensor_cores(only[0]) ? kMmaSlots : kMaxSlots;
             launch(deepest, only[1] != '0', 0, -1, only[0]);
             CHECK(cudaDeviceSynchronize());
         }
+        if (n_env != nullptr)
+            std::fprintf(stderr, "{\"form\": \"%s\", \"launches\": %d, \"from_ms\": %.1f, \"to_ms\": %.1f}\n",
+                         row_form(only[0]), launches, from_ms, epoch_ms());
         return 0;
     }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (see docs/ARCHITECTURE.md "The GPU machine"): configure and build the
 # engine with the GUI off, list the GPUs, and run whatever GPU steps are asked for.
-#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [dataflow] [dataflow_warps] [dataflow_stalls] [smoke] [mkmodel_27b] [reference]   (default: build)
+#   tests/gpu/run.sh [build] [test] [sanitize] [bench] [decode_kernels] [ab] [trace] [stalls] [patterns] [mma_rate] [icache] [clusters] [dataflow] [dataflow_warps] [dataflow_clocks] [dataflow_stalls] [smoke] [mkmodel_27b] [reference]   (default: build)
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/niwa-gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -240,6 +240,26 @@ dataflow_warps() {
     done
   done
   python3 tests/gpu/dataflow_summary.py "$out"/dataflow-warps*.jsonl
+}
+
+dataflow_clocks() {
+  # The card's SM clock and power while one form runs alone (NIWA_DATAFLOW_CLOCK_FORMS, default 'a',
+  # 'F' and 'B': whether the rotation's arithmetic pushes the card to its power limit; the
+  # fifty-seventh pass saw the rotated forms' staging at 1.79 GHz against 1.95), 1,500 launches
+  # each (~5 s), nvidia-smi sampling every 20 ms; the samples inside the launches' span summed.
+  probe_build dataflow_chain sm_90a
+  nvidia-smi --query-gpu=power.limit,clocks.max.sm --format=csv | tee "$out/dataflow-clock-limits.csv"
+  local f forms="${NIWA_DATAFLOW_CLOCK_FORMS:-aFB}" pid i
+  for ((i = 0; i < ${#forms}; i++)); do
+    f="${forms:i:1}"
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader,nounits \
+      -lms 20 >"$out/dataflow-clocks-$f.csv" &
+    pid=$!
+    NIWA_DATAFLOW_ONLY="$f" NIWA_DATAFLOW_LAUNCHES=1500 build-gpu/dataflow_chain 2>"$out/dataflow-clocks-$f.json"
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    python3 tests/gpu/clock_summary.py "$out/dataflow-clocks-$f.csv" "$out/dataflow-clocks-$f.json"
+  done
 }
 
 dataflow_stalls() {
