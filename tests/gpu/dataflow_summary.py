@@ -48,6 +48,7 @@ def summarise(path):
             print(f"{name}: {short(d['form'])} | {d['slots']} slots | us: {split}" + (f" | {cyc}" if cyc else ""))
         elif "copy_gb_s" in d:
             print(f"{name}: {d.get('gpu')} | {d.get('sms')} SMs | copy {d['copy_gb_s']} GB/s"
+                  + (f" | {d['consumer_warps']} consumer warps" if "consumer_warps" in d else "")
                   + (" | generic kernel" if d.get("generic") else ""))
     if checks:
         print(f"{name}: checks {checks}, failed {bad}, rotated forms' worst rms error {100 * worst_rel:.2f} %, "

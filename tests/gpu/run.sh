@@ -230,10 +230,11 @@ dataflow_warps() {
   # Form 'a' and the ring alone ('T') with eight consumer warps a block and with sixteen (the probe
   # built both ways), twice each in turn on one card: whether more warps hide the tiles' latencies
   # (docs/BENCHMARKS.md, fifty-seventh pass).
+  local i w build8
   probe_build dataflow_chain sm_90a dataflow_chain8 &
+  build8=$!
   NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 probe_build dataflow_chain sm_90a dataflow_chain16
-  wait
-  local i w
+  wait "$build8"  # its status: a failed build must not leave an earlier call's binary to run
   for i in 1 2; do
     for w in 8 16; do
       NIWA_DATAFLOW_FORMS=aT "build-gpu/dataflow_chain$w" >"$out/dataflow-warps$w-$i.jsonl"
