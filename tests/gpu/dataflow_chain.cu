@@ -44,8 +44,9 @@
 // link's one scale met at a barrier and each warp quantising its own blocks into the tiles' layout
 // ('B'; 'E' with the norms, 'H' with the recurrent steps as well, 'F' without the transform); the
 // forms measured most each compiled to a kernel of their own (FixedForm). Built with
-// -DNIWA_CONSUMER_WARPS=16, form 'a' with sixteen consumer warps a block instead of eight (93
-// registers; the fifty-seventh pass's plan: whether more warps hide the tiles' latencies).
+// -DNIWA_CONSUMER_WARPS=16, forms 'a', 'B', 'F' and 'E' with sixteen consumer warps a block instead
+// of eight (the fifty-seventh pass's plan: whether more warps hide the tiles' latencies; the rotated
+// forms then rotate the 5,120-input links' blocks a warp each, and down's 17 in one pass, not two).
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit
 // (the rotated forms within a tolerance of the exact rotation, the recurrent steps of their fp32).
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
@@ -82,8 +83,9 @@ using niwa::kernels::cuda::mma_f16_sum16;
 using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
-// Consumer warps a block: 8, or 16 when built with -DNIWA_CONSUMER_WARPS=16 (then only form 'a' and the
-// ring alone, 'T', run: the rotated forms' staging gives each of eight warps its blocks).
+// Consumer warps a block: 8, or 16 when built with -DNIWA_CONSUMER_WARPS=16 (then only forms 'a', 'B',
+// 'F', 'E' and the ring alone, 'T', run: the recurrent steps give each of eight warps two channels of
+// a tile, and the older forms' staging is laid out for eight).
 #ifndef NIWA_CONSUMER_WARPS
 #define NIWA_CONSUMER_WARPS 8
 #endif
@@ -135,6 +137,8 @@ constexpr int kMostUnits = (kMmaSlotBytes / 16 - 32) / 32;  // 128-input units a
 // Form 'R': a link's chunks at most (K 17,408 in whole-8 chunks of 48 units), a warp's blocks' scales
 // and split kept a chunk in the block's partial sums' memory (3 words each).
 constexpr int kRotChunks = 3;
+// Form 'B' and its kin: a warp rotates two blocks of x a pass; the passes that take the widest x's.
+constexpr int kRotPasses = (kMaxK / 1024 + 2 * kConsumerWarps - 1) / (2 * kConsumerWarps);
 // Form 'N': the residual stream's width, the model's hidden size.
 constexpr int kNormWidth = 5120;
 static_assert(3 * kRotChunks * kConsumerWarps <= 2 * kConsumerWarps * 16, "form R's chunk notes fit");
@@ -970,23 +974,24 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
         int sx = 0;
         // Form 'N': the links of the residual's width in take it normed, those of its width out add into it.
         const bool normed = norms && L.k == kNormWidth, adds = norms && L.n == kNormWidth;
-        // Form 'B': warp w rotates blocks w and w + 8 (a pass), and w + 16 (a second: down's 17 blocks, warp
-        // 0), keeping them in zr; the link's absmax in zmax[l % 3] (thread 32 zeroes those of links l + 1
-        // and l + 2 past the barrier: links l - 2's and l - 1's, read before it; two, as form 'H''s
-        // recurrent links take none). Past it, each warp quantises its blocks into x's tile layout, and
-        // a second barrier publishes them to the warps whose units they are.
+        // Form 'B': warp w of W rotates blocks w and w + W (a pass), and with eight warps w + 16 (a second:
+        // down's 17 blocks, warp 0), keeping them in zr; the link's absmax in zmax[l % 3] (thread 32 zeroes
+        // those of links l + 1 and l + 2 past the barrier: links l - 2's and l - 1's, read before it; two, as
+        // form 'H''s recurrent links take none). Past it, each warp quantises its blocks into x's tile
+        // layout, and a second barrier publishes them to the warps whose units they are.
         const int nb = kt / 1024;
-        uint32_t zr[2][8][4];
+        uint32_t zr[kRotPasses][8][4];
         if (coop) {
             const __half* xh = reinterpret_cast<const __half*>(src);
             const float* rs = normed ? c.resid : nullptr;
             __half2 mh = __float2half2_rn(0.0f);
 #pragma unroll
-            for (int p = 0; p < 2; ++p)
-                if (cw + 16 * p < nb) {
-                    const int ba = cw + 16 * p;
+            for (int p = 0; p < kRotPasses; ++p)
+                if (cw + 2 * kConsumerWarps * p < nb) {
+                    const int ba = cw + 2 * kConsumerWarps * p;
                     uint32_t v[8][4];
-                    load_blocks(xh, rs, c.gamma, ba, ba + 8 < nb ? ba + 8 : -1, lane, v);
+                    load_blocks(xh, rs, c.gamma, ba, ba + kConsumerWarps < nb ? ba + kConsumerWarps : -1,
+                                lane, v);
                     mh = __hmax2(mh, rotate_pair(v, lane, !skip_transform, zr[p]));
                 }
             const float mz = warp_max(fmaxf(__low2float(mh), __high2float(mh)));
@@ -1004,10 +1009,10 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             // below lays it out: a lane's eight words of a block's unit g in two stores.
             const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-            for (int p = 0; p < 2; ++p)
+            for (int p = 0; p < kRotPasses; ++p)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    const int bk = cw + 16 * p + 8 * h;
+                    const int bk = cw + 2 * kConsumerWarps * p + kConsumerWarps * h;
                     if (bk >= nb) continue;  // past the warp's passes too
                     uint32_t w[8];
 #pragma unroll
@@ -2013,12 +2018,12 @@ int main() {
     const char* forms = std::getenv("NIWA_DATAFLOW_FORMS");
     const char* only_form = std::getenv("NIWA_DATAFLOW_ONLY");
     if (kConsumerWarps != 8 &&
-        (only_form != nullptr ? only_form[0] != 'a'
-                              : forms == nullptr || std::strspn(forms, "aT") != std::strlen(forms))) {
-        std::fprintf(
-            stderr,
-            "built for %d consumer warps: only form 'a' and the ring alone run (NIWA_DATAFLOW_FORMS=aT)\n",
-            kConsumerWarps);
+        (only_form != nullptr ? std::strchr("aBFE", only_form[0]) == nullptr
+                              : forms == nullptr || std::strspn(forms, "aTBFE") != std::strlen(forms))) {
+        std::fprintf(stderr,
+                     "built for %d consumer warps: only forms 'a', 'B', 'F', 'E' and the ring alone run "
+                     "(NIWA_DATAFLOW_FORMS=aTBFE)\n",
+                     kConsumerWarps);
         return 2;
     }
     auto wanted = [&](char parts) { return forms == nullptr || std::strchr(forms, parts) != nullptr; };

@@ -221,15 +221,16 @@ dataflow() {
   # unrolled and rotated forms (stamped runs, staging's steps by the SM's clock).
   # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts);
   # NIWA_DATAFLOW_GENERIC=1 runs 'a' through the kernel that reads its flags at run time, not its own;
-  # NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 builds it with sixteen consumer warps (form 'a' only).
+  # NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 builds it with sixteen consumer warps (forms
+  # 'a', 'B', 'F', 'E' and 'T' only).
   probe dataflow_chain sm_90a dataflow-chain.jsonl >/dev/null
   python3 tests/gpu/dataflow_summary.py "$out/dataflow-chain.jsonl"  # a line a figure; fails on a failed check
 }
 
 dataflow_warps() {
-  # Form 'a' and the ring alone ('T') with eight consumer warps a block and with sixteen (the probe
-  # built both ways), twice each in turn on one card: whether more warps hide the tiles' latencies
-  # (docs/BENCHMARKS.md, fifty-seventh pass).
+  # Forms 'a', 'B', 'F' and the ring alone ('T'; NIWA_DATAFLOW_WARP_FORMS, any of aTBFE) with eight
+  # consumer warps a block and with sixteen (the probe built both ways), twice each in turn on one
+  # card: whether more warps hide the tiles' latencies (docs/BENCHMARKS.md, fifty-seventh pass).
   local i w build8
   probe_build dataflow_chain sm_90a dataflow_chain8 &
   build8=$!
@@ -237,7 +238,8 @@ dataflow_warps() {
   wait "$build8"  # its status: a failed build must not leave an earlier call's binary to run
   for i in 1 2; do
     for w in 8 16; do
-      NIWA_DATAFLOW_FORMS=aT "build-gpu/dataflow_chain$w" >"$out/dataflow-warps$w-$i.jsonl"
+      NIWA_DATAFLOW_FORMS="${NIWA_DATAFLOW_WARP_FORMS:-aTBF}" "build-gpu/dataflow_chain$w" \
+        >"$out/dataflow-warps$w-$i.jsonl"
     done
   done
   python3 tests/gpu/dataflow_summary.py "$out"/dataflow-warps*.jsonl
