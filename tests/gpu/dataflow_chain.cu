@@ -44,9 +44,11 @@
 // link's one scale met at a barrier and each warp quantising its own blocks into the tiles' layout
 // ('B'; 'E' with the norms, 'H' with the recurrent steps as well, 'F' without the transform); the
 // forms measured most each compiled to a kernel of their own (FixedForm). Built with
-// -DNIWA_CONSUMER_WARPS=16, forms 'a', 'B', 'F' and 'E' with sixteen consumer warps a block instead
-// of eight (the fifty-seventh pass's plan: whether more warps hide the tiles' latencies; the rotated
-// forms then rotate the 5,120-input links' blocks a warp each, and down's 17 in one pass, not two).
+// -DNIWA_CONSUMER_WARPS=16 (or 12), forms 'a', 'B', 'F' and 'E' with sixteen (twelve) consumer warps a
+// block instead of eight (the fifty-seventh pass's plan: whether more warps hide the tiles' latencies;
+// the rotated forms then rotate down's 17 blocks in one pass, not two). Sixteen leave 96 registers a
+// thread (17 warps: five share a scheduler's 16,384) and 'B', 'F' and 'E' spill 24-40 bytes; twelve
+// leave 128 and none spills.
 // Checked first: the first links' outputs against a CPU oracle of the same arithmetic, bit for bit
 // (the rotated forms within a tolerance of the exact rotation, the recurrent steps of their fp32).
 // Built and run by tests/gpu/run.sh dataflow: nvcc -O3 -arch=sm_90a -I. dataflow_chain.cu.
@@ -83,14 +85,15 @@ using niwa::kernels::cuda::mma_f16_sum16;
 using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
-// Consumer warps a block: 8, or 16 when built with -DNIWA_CONSUMER_WARPS=16 (then only forms 'a', 'B',
+// Consumer warps a block: 8, or 12 or 16 when built with -DNIWA_CONSUMER_WARPS=N (then only forms 'a', 'B',
 // 'F', 'E' and the ring alone, 'T', run: the recurrent steps give each of eight warps two channels of
 // a tile, and the older forms' staging is laid out for eight).
 #ifndef NIWA_CONSUMER_WARPS
 #define NIWA_CONSUMER_WARPS 8
 #endif
 constexpr int kConsumerWarps = NIWA_CONSUMER_WARPS;
-static_assert(kConsumerWarps == 8 || kConsumerWarps == 16, "eight or sixteen consumer warps");
+static_assert(kConsumerWarps == 8 || kConsumerWarps == 12 || kConsumerWarps == 16,
+              "eight, twelve or sixteen consumer warps");
 constexpr int kThreads = 32 * (1 + kConsumerWarps);  // warp 0 is the producer
 constexpr int kSlotBytes = 20 * 1024;
 constexpr int kMaxSlots = 9;
@@ -1151,7 +1154,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             int acc[4][4] = {}, odd[4][4] = {};
             tile_chunks([&](int, int u0, int u1, const uint8_t* wa, const int8_t* xu) {
                 // A chunk's 40-48 units give each of 8 warps 5 or 6, each of 16 warps 2 or 3.
-                constexpr int kFew = kConsumerWarps == 8 ? 5 : 2;
+                constexpr int kFew = kConsumerWarps == 8 ? 5 : kConsumerWarps == 12 ? 3 : 2;
                 if (unrolled && u1 - u0 == kFew)
                     tile_chunk_product_n<kFew>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
                 else if (unrolled && u1 - u0 == kFew + 1)

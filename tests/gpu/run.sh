@@ -221,23 +221,27 @@ dataflow() {
   # unrolled and rotated forms (stamped runs, staging's steps by the SM's clock).
   # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts);
   # NIWA_DATAFLOW_GENERIC=1 runs 'a' through the kernel that reads its flags at run time, not its own;
-  # NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 builds it with sixteen consumer warps (forms
-  # 'a', 'B', 'F', 'E' and 'T' only).
+  # NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 builds it with sixteen consumer warps (=12:
+  # twelve; forms 'a', 'B', 'F', 'E' and 'T' only).
   probe dataflow_chain sm_90a dataflow-chain.jsonl >/dev/null
   python3 tests/gpu/dataflow_summary.py "$out/dataflow-chain.jsonl"  # a line a figure; fails on a failed check
 }
 
 dataflow_warps() {
-  # Forms 'a', 'B', 'F' and the ring alone ('T'; NIWA_DATAFLOW_WARP_FORMS, any of aTBFE) with eight
-  # consumer warps a block and with sixteen (the probe built both ways), twice each in turn on one
+  # Forms 'a', 'B', 'F' and the ring alone ('T'; NIWA_DATAFLOW_WARP_FORMS, any of aTBFE) with eight,
+  # twelve and sixteen consumer warps a block (the probe built three ways), twice each in turn on one
   # card: whether more warps hide the tiles' latencies (docs/BENCHMARKS.md, fifty-seventh pass).
-  local i w build8
+  local i w build8 build12
   probe_build dataflow_chain sm_90a dataflow_chain8 &
   build8=$!
+  NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=12 probe_build dataflow_chain sm_90a dataflow_chain12 &
+  build12=$!
   NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 probe_build dataflow_chain sm_90a dataflow_chain16
-  wait "$build8"  # its status: a failed build must not leave an earlier call's binary to run
+  # Their status: a failed build must not leave an earlier call's binary to run.
+  wait "$build8"
+  wait "$build12"
   for i in 1 2; do
-    for w in 8 16; do
+    for w in 8 12 16; do
       NIWA_DATAFLOW_FORMS="${NIWA_DATAFLOW_WARP_FORMS:-aTBF}" "build-gpu/dataflow_chain$w" \
         >"$out/dataflow-warps$w-$i.jsonl"
     done
