@@ -44,7 +44,7 @@
 // link's one scale met at a barrier and each warp quantising its own blocks into the tiles' layout
 // ('B'; 'E' with the norms, 'H' with the recurrent steps as well, 'F' without the transform); the
 // forms measured most each compiled to a kernel of their own (FixedForm). Built with
-// -DNIWA_CONSUMER_WARPS=16 (or 12), forms 'a', 'B', 'F' and 'E' with sixteen (twelve) consumer warps a
+// -DNIWA_CONSUMER_WARPS=16 (or 12), forms 'a', 'B', 'F', 'E' and 'H' with sixteen (twelve) consumer warps a
 // block instead of eight (the fifty-seventh pass's plan: whether more warps hide the tiles' latencies;
 // the rotated forms then rotate down's 17 blocks in one pass, not two). Sixteen leave 96 registers a
 // thread (17 warps: five share a scheduler's 16,384) and 'B', 'F' and 'E' spill 24-40 bytes; twelve
@@ -86,8 +86,8 @@ using niwa::kernels::cuda::mma_u8s8;
 using niwa::kernels::cuda::smem_addr;
 
 // Consumer warps a block: 8, or 12 or 16 when built with -DNIWA_CONSUMER_WARPS=N (then only forms 'a', 'B',
-// 'F', 'E' and the ring alone, 'T', run: the recurrent steps give each of eight warps two channels of
-// a tile, and the older forms' staging is laid out for eight).
+// 'F', 'E', 'H' and the ring alone, 'T', run: the older forms' staging is laid out for eight; the
+// recurrent steps give eight warps two channels of a tile each and the others none).
 #ifndef NIWA_CONSUMER_WARPS
 #define NIWA_CONSUMER_WARPS 8
 #endif
@@ -850,9 +850,11 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
             k[hs][i] *= sk;
         }
     }
-    // v of the warp's channels: lane 2 i + j holds tile t0 + i's channel 2 cw + j.
+    // v of the warp's channels: lane 2 i + j holds tile t0 + i's channel 2 cw + j. A tile's 16 channels
+    // take eight warps; any more only pass the slots on.
+    const bool active = cw < kDeltaTileCols / 2;
     float v = 0.0f;
-    if (lane < 2 * (t1 - t0)) {
+    if (active && lane < 2 * (t1 - t0)) {
         const int t = t0 + lane / 2;
         v = __half2float(qkv[2 * 128 * kDeltaKeyHeads + 128 * (t / kDeltaTilesPerHead) +
                              kDeltaTileCols * (t % kDeltaTilesPerHead) + 2 * cw + (lane & 1)]);
@@ -862,6 +864,10 @@ __device__ void consume_delta(const Chain& c, const Link& L, int l, const uint8_
         mbarrier_wait(&full[slot], phase);
         const int t = tile_of[slot];
         if (t < 0) break;
+        if (!active) {
+            free_slot(empty, slot, phase, c.slots, lane);
+            continue;
+        }
         const int h = t / kDeltaTilesPerHead, col = kDeltaTileCols * (t % kDeltaTilesPerHead) + 2 * cw;
         const float4* tile = reinterpret_cast<const float4*>(ring + slot * kMmaSlotBytes);
         float4 st[2] = {tile[(2 * cw) * 32 + lane], tile[(2 * cw + 1) * 32 + lane]};
@@ -2021,11 +2027,11 @@ int main() {
     const char* forms = std::getenv("NIWA_DATAFLOW_FORMS");
     const char* only_form = std::getenv("NIWA_DATAFLOW_ONLY");
     if (kConsumerWarps != 8 &&
-        (only_form != nullptr ? std::strchr("aBFE", only_form[0]) == nullptr
-                              : forms == nullptr || std::strspn(forms, "aTBFE") != std::strlen(forms))) {
+        (only_form != nullptr ? std::strchr("aBFEH", only_form[0]) == nullptr
+                              : forms == nullptr || std::strspn(forms, "aTBFEH") != std::strlen(forms))) {
         std::fprintf(stderr,
-                     "built for %d consumer warps: only forms 'a', 'B', 'F', 'E' and the ring alone run "
-                     "(NIWA_DATAFLOW_FORMS=aTBFE)\n",
+                     "built for %d consumer warps: only forms 'a', 'B', 'F', 'E', 'H' and the ring alone run "
+                     "(NIWA_DATAFLOW_FORMS=aTBFEH)\n",
                      kConsumerWarps);
         return 2;
     }

@@ -222,13 +222,13 @@ dataflow() {
   # NIWA_DATAFLOW_FORMS=<letters> times only those forms (dataflow_chain.cu's parts);
   # NIWA_DATAFLOW_GENERIC=1 runs 'a' through the kernel that reads its flags at run time, not its own;
   # NIWA_NVCC_FLAGS=-DNIWA_CONSUMER_WARPS=16 builds it with sixteen consumer warps (=12:
-  # twelve; forms 'a', 'B', 'F', 'E' and 'T' only).
+  # twelve; forms 'a', 'B', 'F', 'E', 'H' and 'T' only).
   probe dataflow_chain sm_90a dataflow-chain.jsonl >/dev/null
   python3 tests/gpu/dataflow_summary.py "$out/dataflow-chain.jsonl"  # a line a figure; fails on a failed check
 }
 
 dataflow_warps() {
-  # Forms 'a', 'B', 'F' and the ring alone ('T'; NIWA_DATAFLOW_WARP_FORMS, any of aTBFE) with eight,
+  # Forms 'a', 'B', 'H' and the ring alone ('T'; NIWA_DATAFLOW_WARP_FORMS, any of aTBFEH) with eight,
   # twelve and sixteen consumer warps a block (the probe built three ways), twice each in turn on one
   # card: whether more warps hide the tiles' latencies (docs/BENCHMARKS.md, fifty-seventh pass).
   local i w build8 build12
@@ -242,7 +242,7 @@ dataflow_warps() {
   wait "$build12"
   for i in 1 2; do
     for w in 8 12 16; do
-      NIWA_DATAFLOW_FORMS="${NIWA_DATAFLOW_WARP_FORMS:-aTBF}" "build-gpu/dataflow_chain$w" \
+      NIWA_DATAFLOW_FORMS="${NIWA_DATAFLOW_WARP_FORMS:-aTBH}" "build-gpu/dataflow_chain$w" \
         >"$out/dataflow-warps$w-$i.jsonl"
     done
   done
