@@ -246,7 +246,9 @@ dataflow_warps() {
         >"$out/dataflow-warps$w-$i.jsonl"
     done
   done
-  python3 tests/gpu/dataflow_summary.py "$out"/dataflow-warps*.jsonl
+  # Every figure a line in a file; side by side (a line a form and ring depth) in the output.
+  python3 tests/gpu/dataflow_summary.py "$out"/dataflow-warps*.jsonl >"$out/dataflow-warps.txt" || true
+  python3 tests/gpu/dataflow_summary.py --compare "$out"/dataflow-warps{8,12,16}-{1,2}.jsonl
 }
 
 dataflow_clocks() {
