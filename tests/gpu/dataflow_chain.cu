@@ -1159,7 +1159,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             }
             int acc[4][4] = {}, odd[4][4] = {};
             tile_chunks([&](int, int u0, int u1, const uint8_t* wa, const int8_t* xu) {
-                // A chunk's 40-48 units give each of 8 warps 5 or 6, each of 16 warps 2 or 3.
+                // A chunk's 40-48 units give each of 8 warps 5 or 6, of 12 warps 3 or 4, of 16 warps 2 or 3.
                 constexpr int kFew = kConsumerWarps == 8 ? 5 : kConsumerWarps == 12 ? 3 : 2;
                 if (unrolled && u1 - u0 == kFew)
                     tile_chunk_product_n<kFew>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
