@@ -1160,7 +1160,7 @@ __device__ void consume_split(const Chain& c, const uint8_t* ring, int8_t* xs, u
             int acc[4][4] = {}, odd[4][4] = {};
             tile_chunks([&](int, int u0, int u1, const uint8_t* wa, const int8_t* xu) {
                 // A chunk's 40-48 units give each of 8 warps 5 or 6, of 12 warps 3 or 4, of 16 warps 2 or 3.
-                constexpr int kFew = kConsumerWarps == 8 ? 5 : kConsumerWarps == 12 ? 3 : 2;
+                constexpr int kFew = 40 / kConsumerWarps;
                 if (unrolled && u1 - u0 == kFew)
                     tile_chunk_product_n<kFew>(wa, wa + 256 * tc.units, xu, lane, acc, odd);
                 else if (unrolled && u1 - u0 == kFew + 1)
@@ -2025,14 +2025,15 @@ int main() {
     // NIWA_DATAFLOW_FORMS=<letters>: only the forms (and the checks) whose parts are among the letters,
     // 'L' for a launch a link (all of them when unset).
     const char* forms = std::getenv("NIWA_DATAFLOW_FORMS");
-    const char* only_form = std::getenv("NIWA_DATAFLOW_ONLY");
+    const char* only = std::getenv("NIWA_DATAFLOW_ONLY");
+    constexpr const char* kAnyWarps = "aTBFEH";  // the forms every build runs
     if (kConsumerWarps != 8 &&
-        (only_form != nullptr ? std::strchr("aBFEH", only_form[0]) == nullptr
-                              : forms == nullptr || std::strspn(forms, "aTBFEH") != std::strlen(forms))) {
+        (only != nullptr ? std::strchr(kAnyWarps, only[0]) == nullptr
+                         : forms == nullptr || forms[std::strspn(forms, kAnyWarps)] != 0)) {
         std::fprintf(stderr,
                      "built for %d consumer warps: only forms 'a', 'B', 'F', 'E', 'H' and the ring alone run "
-                     "(NIWA_DATAFLOW_FORMS=aTBFEH)\n",
-                     kConsumerWarps);
+                     "(NIWA_DATAFLOW_FORMS=%s)\n",
+                     kConsumerWarps, kAnyWarps);
         return 2;
     }
     auto wanted = [&](char parts) { return forms == nullptr || std::strchr(forms, parts) != nullptr; };
@@ -2042,7 +2043,7 @@ int main() {
     // NIWA_DATAFLOW_LAUNCHES=n launches it n times instead, and prints (on stderr) the wall-clock span
     // of the launches in ms since the epoch, for a sampler of the card's clock and power (run.sh
     // dataflow_clocks).
-    if (const char* only = std::getenv("NIWA_DATAFLOW_ONLY")) {
+    if (only != nullptr) {
         const char* n_env = std::getenv("NIWA_DATAFLOW_LAUNCHES");
         const int launches = n_env != nullptr ? std::max(1, std::atoi(n_env)) : 2;
         auto epoch_ms = [] {

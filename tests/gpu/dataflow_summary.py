@@ -44,6 +44,11 @@ def check_failed(d):
     return d.get("mismatches", 0) + d.get("off_rows", 0) > 0 or (d.get("recurrent", False) and d["rel_rms"] > 2e-3)
 
 
+def split_text(d):
+    """A stamped run's link split in µs."""
+    return " ".join(f"{k[:-3]} {d[k]:.2f}" for k in STAMPS if k in d)
+
+
 def compare(paths):
     """Each form's figures by build (consumer warps), runs in file order; returns the failed checks."""
     shares, stamps = {}, {}  # (form, slots) -> {warps: [%, ...]}; form -> {warps: split}
@@ -69,11 +74,6 @@ def compare(paths):
         print(f"{form} stamped, 4 slots, us | " + " | ".join(f"{w} warps: {v}" for w, v in sorted(by.items())))
     print(f"checks {checks}, failed {bad}")
     return bad
-
-
-def split_text(d):
-    """A stamped run's link split in µs."""
-    return " ".join(f"{k[:-3]} {d[k]:.2f}" for k in STAMPS if k in d)
 
 
 def summarise(path):
